@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal interfaces of librtoffload.  Everything here uses the rto_
+ * prefix and hidden visibility; only rt_offload_* and the wrapped libc
+ * names leave the shared object.
+ *
+ * The path of one call, file by file:
+ *   shims.c (generated from shim-gen/calls.tbl)  the wrapper: marked? -> rto_call()
+ *   route.c      decides: local, offload or refuse (strict)
+ *   transport.c  caller side: request on the stack, wfcq enqueue, futex wait
+ *   helper.c     worker side: dequeue by priority, run the real call, wake
+ */
+#ifndef RTO_H
+#define RTO_H
+
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <limits.h>
+
+#define _LGPL_SOURCE /* inline wfcq fast paths; we are LGPL too */
+#include <urcu/wfcqueue.h>
+
+#define RTO_HIDDEN __attribute__((visibility("hidden")))
+#define RTO_EXPORT __attribute__((visibility("default")))
+#define RTO_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RTO_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RTO_TLS __attribute__((tls_model("initial-exec")))
+
+/* ---- options.c: RTOFFLOAD_OPTIONS ------------------------------------ */
+
+#define RTO_EXIT_CONFIG 78 /* EX_CONFIG: the program does not run */
+
+enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
+
+struct rto_options {
+	cpu_set_t rt_cpus;	/* rt_cpus=LIST */
+	int rt_cpus_set;
+	cpu_set_t helper_cpus; /* helper_cpus=LIST */
+	int helper_cpus_set;
+	int helper_prio_mode;	/* enum rto_prio_mode */
+	int helper_prio;	/* for RTO_PRIO_FIXED */
+	unsigned workers;	/* workers=N */
+	int mode;		/* mode=offload|strict: RT_OFFLOAD_MODE_* */
+	uint64_t spin_ns;	/* spin_ns=N */
+	uint64_t helper_idle_us; /* helper_idle_us=N */
+	int stats;		/* stats=0|1 */
+	char stats_file[PATH_MAX];
+	int verbosity;
+};
+
+RTO_HIDDEN extern struct rto_options rto_opt;
+
+/* Defaults into *o. */
+RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
+/*
+ * Parse "key=value:key=value" into *o (which holds defaults).  Returns 0,
+ * or -1 with a one-line message naming the key in err.  Pure: no I/O, so
+ * it can be fuzzed.
+ */
+RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
+/* rto_opt from the environment; a bad option ends the program (exit 78). */
+RTO_HIDDEN void rto_options_load(void);
+
+/* ---- cpulist.c: CPU lists --------------------------------------------- */
+
+/* "1,4-7" into *set.  Returns 0 or -1 (syntax, or CPU >= CPU_SETSIZE). */
+RTO_HIDDEN int rto_cpulist_parse(const char *s, cpu_set_t *set);
+RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
+/*
+ * The CPUs the helpers run on: helper_cpus= if given, else online CPUs
+ * minus isolated, minus rt_cpus, minus `avoid` (the CPUs marked threads
+ * are pinned to), dropping those subtractions one by one while nothing
+ * would remain.  Returns how many subtractions had to be dropped.
+ */
+RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
+
+/* ---- thread.c: per-thread state ---------------------------------------- */
+
+enum rto_route {
+	RTO_ROUTE_DIRECT = 0, /* unmarked: call libc */
+	RTO_ROUTE_MARKED = 1, /* marked and not already inside an offload */
+	RTO_ROUTE_BUSY = 3,   /* marked, waiting for an offload: nested calls go direct */
+};
+
+struct rto_thread {
+	unsigned char route; /* the only field the unmarked fast path reads */
+	unsigned char mode;  /* RT_OFFLOAD_MODE_* */
+	int prio;	     /* SCHED_FIFO/RR priority at mark time, 0 if other */
+};
+
+RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
+
+/* One TLS load and a branch: true for every unmarked thread. */
+static inline int rto_direct(void)
+{
+	return RTO_LIKELY(rto_self.route != RTO_ROUTE_MARKED);
+}
+
+/* ---- the wrapped-function registry (shims.c, wrap_*.c) ----------------- */
+
+enum rto_class {
+	RTO_CLASS_DESC,
+	RTO_CLASS_PATH,
+	RTO_CLASS_DIR,
+	RTO_CLASS_STDIO,
+	RTO_CLASS_DNS,
+	RTO_CLASS_NET,
+	RTO_CLASS_MEMORY,
+	RTO_CLASS_PROCESS,
+	RTO_CLASS_COUNT
+};
+
+enum rto_handling { RTO_OFFLOAD, RTO_LOCAL, RTO_STRICT };
+
+#define RTO_HIST_SUB 8	 /* sub-buckets per power of two: 12.5% resolution */
+#define RTO_HIST_POW 40 /* up to 2^40 ns, about 18 minutes */
+#define RTO_HIST_BUCKETS (RTO_HIST_POW * RTO_HIST_SUB)
+
+struct rto_counters {
+	uint64_t offloaded, local, denied;
+	uint64_t max_ns;
+	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
+};
+
+struct rto_fn {
+	const char *name;
+	void (*run)(void *args); /* calls the real function with *args */
+	unsigned char cls;	 /* enum rto_class */
+	unsigned char handling;	 /* enum rto_handling */
+	struct rto_counters *ctr;
+};
+
+/* Every descriptor also lands in section rto_fns, for the stats walk. */
+#define RTO_FN(fname, class, handl, runfn)                                                         \
+	static struct rto_counters rto_ctr_##fname;                                                \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn, class, handl, &rto_ctr_##fname}; \
+	static struct rto_fn *const rto_fnp_##fname                                                \
+		__attribute__((used, section("rto_fns"))) = &rto_fn_##fname
+
+RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
+RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
+
+/*
+ * The real (next) definition of a libc function.  The pointer starts at a
+ * stub that resolves it, so a call made before our constructor (from an
+ * earlier library's constructor) still works; rto_resolve_all() fills every
+ * pointer before the first thread is marked, so no realtime caller ever
+ * runs dlsym.
+ */
+#define RTO_REAL(ret, fname, params, args)                                          \
+	static ret rto_lazy_##fname params;                                         \
+	RTO_HIDDEN ret(*rto_real_##fname) params = rto_lazy_##fname;               \
+	static ret rto_lazy_##fname params                                          \
+	{                                                                           \
+		rto_real_##fname = (__typeof__(rto_real_##fname))rto_resolve(#fname, (void *)rto_lazy_##fname); \
+		return rto_real_##fname args;                                       \
+	}
+
+/* resolve.c */
+RTO_HIDDEN void *rto_resolve(const char *name, void *self);
+/* shims.c (generated): fill every rto_real_* pointer. */
+RTO_HIDDEN void rto_resolve_all(void);
+
+/* ---- route.c: what to do with a marked thread's call --------------------- */
+
+/*
+ * Run fn with args for the calling marked thread: locally, on a helper, or
+ * not at all.  Returns 0 when the call ran (its result is in args, errno
+ * as the call left it), -1 when it was refused (errno set).  `stream` is
+ * the FILE the call works on, for stdio calls, or NULL.
+ */
+RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, FILE *stream);
+
+/* ---- transport.c / helper.c: the offload itself -------------------------- */
+
+enum rto_req_state { RTO_REQ_PENDING = 0, RTO_REQ_WAITING = 1, RTO_REQ_DONE = 2 };
+
+struct rto_req {
+	struct cds_wfcq_node node;
+	struct rto_fn *fn;
+	void *args;
+	FILE *stream;	/* stdio lock the caller holds, handed over; or NULL */
+	void *owner;	/* the caller's lock owner identity, for the handoff */
+	int err;	/* errno: the caller's in, the call's out */
+	int prio;	/* caller's realtime priority, for ordering and inherit */
+	uint32_t state; /* futex word, enum rto_req_state */
+};
+
+/* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. */
+RTO_HIDDEN void rto_offload(struct rto_req *req);
+
+/* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
+struct rto_queue {
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	int32_t pollers;  /* workers spinning on the queue */
+	int32_t sleepers; /* workers in FUTEX_WAIT on wake_seq */
+	uint32_t wake_seq;
+	int32_t ready; /* 0 after a fork, even a raw clone(): start again */
+};
+
+RTO_HIDDEN extern struct rto_queue *rto_q;
+
+/* helper.c: start the workers (idempotent).  0, or -1 with errno. */
+RTO_HIDDEN int rto_helpers_start(void);
+RTO_HIDDEN int rto_helper_is_self(void);
+RTO_HIDDEN void rto_helpers_forget(void); /* in a forked child */
+
+/* stdio_lock.c: hand a FILE lock held by the caller over to the helper. */
+RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
+RTO_HIDDEN void *rto_stream_borrow(FILE *f);
+RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
+
+/* fork.c */
+RTO_HIDDEN int rto_fork_init(void);
+RTO_HIDDEN void rto_fork_check(void);
+
+/* futex.c */
+RTO_HIDDEN void rto_futex_wait(uint32_t *addr, uint32_t val);
+RTO_HIDDEN void rto_futex_wake(uint32_t *addr, int n);
+RTO_HIDDEN uint64_t rto_now_ns(void);
+
+/* ---- stats.c ------------------------------------------------------------- */
+
+RTO_HIDDEN void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns);
+RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_reset(void);
+RTO_HIDDEN void rto_stats_at_exit(void);
+
+/* ---- report.c: the library's own messages -------------------------------- */
+
+/* One line to stderr, without stdio (usable anywhere but the caller path). */
+RTO_HIDDEN void rto_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RTO_HIDDEN _Noreturn void rto_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* RTO_H */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the generated wrappers (shims.c) need: the libc types of calls.tbl. */
+#ifndef RTO_SHIMS_PRELUDE_H
+#define RTO_SHIMS_PRELUDE_H
+
+#undef _FORTIFY_SOURCE /* we define __read_chk and friends ourselves */
+#define _GNU_SOURCE
+#define _LARGEFILE64_SOURCE
+#include "rto.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* glibc may define these as macros over the functions we wrap. */
+#undef putc
+#undef getc
+#undef putchar
+
+#endif

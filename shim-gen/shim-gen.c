@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * shim-gen: turn calls.tbl into the C wrappers of librtoffload.
+ *
+ *   shim-gen calls.tbl shims.c
+ *
+ * For each line "class handling name fail ret (params)" it writes, under a
+ * banner per class:
+ *   - the real-function pointer (RTO_REAL),
+ *   - an argument block and a runner that calls the real function with it,
+ *   - the descriptor (RTO_FN): name, class, default handling,
+ *   - the exported wrapper: direct call when the thread is unmarked,
+ *     rto_call() otherwise.
+ * "hand" lines get the pointer and a descriptor whose runner lives in
+ * libsrc/wrap_*.c.  Errors name the table line and stop the build.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PARAMS 12
+#define MAX_CALLS 512
+
+struct param {
+	char decl[256];	  /* as written: "const char *path" */
+	char member[256]; /* as a struct member: arrays decayed to pointers */
+	char name[64];
+	int is_file; /* type is FILE * */
+};
+
+struct call {
+	char cls[16], handling[16], name[64], fail[32], ret[64];
+	struct param p[MAX_PARAMS];
+	int np, variadic, line;
+};
+
+static const char *table_path;
+
+static void fail_at(int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s:%d: ", table_path, line);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* The parameter's name: inside "(*name)" for a function pointer, else the last identifier. */
+static void param_name(const char *decl, char *name, size_t len, int line)
+{
+	const char *star = strstr(decl, "(*");
+	const char *s, *e;
+	if (star) {
+		s = star + 2;
+		e = strchr(s, ')');
+	} else {
+		e = decl + strlen(decl);
+		if (e > decl && e[-1] == ']')
+			e = strrchr(decl, '[');
+		s = e;
+		while (s > decl && (isalnum((unsigned char)s[-1]) || s[-1] == '_'))
+			s--;
+	}
+	if (!e || e <= s || (size_t)(e - s) >= len)
+		fail_at(line, "cannot find the parameter name in '%s'", decl);
+	memcpy(name, s, e - s);
+	name[e - s] = 0;
+}
+
+static void parse_param(struct call *c, char *text)
+{
+	struct param *p = &c->p[c->np];
+	text = trim(text);
+	if (!strcmp(text, "...")) {
+		c->variadic = 1;
+		return;
+	}
+	if (!strcmp(text, "void"))
+		return;
+	if (c->np == MAX_PARAMS)
+		fail_at(c->line, "too many parameters");
+	snprintf(p->decl, sizeof(p->decl), "%s", text);
+	param_name(text, p->name, sizeof(p->name), c->line);
+	/* "char *const argv[]" is "char *const *argv" in a struct */
+	char member[sizeof(p->member)];
+	char *br = strrchr(text, '[');
+	if (br && !strstr(text, "(*")) {
+		*br = 0;
+		char *nm = strstr(text, p->name);
+		*nm = 0;
+		snprintf(member, sizeof(member), "%s*%s", text, p->name);
+	} else {
+		snprintf(member, sizeof(member), "%s", text);
+	}
+	memcpy(p->member, member, sizeof(member));
+	p->is_file = !strncmp(p->decl, "FILE *", 6);
+	c->np++;
+}
+
+static void parse_params(struct call *c, char *text)
+{
+	int depth = 0;
+	char *start = text;
+	for (char *s = text;; s++) {
+		if (*s == '(')
+			depth++;
+		else if (*s == ')')
+			depth--;
+		else if ((*s == ',' && depth == 0) || *s == 0) {
+			int end = !*s;
+			*s = 0;
+			parse_param(c, start);
+			if (end)
+				return;
+			start = s + 1;
+		}
+	}
+}
+
+static int parse_line(char *line, struct call *c)
+{
+	char *s = trim(line);
+	if (!*s || *s == '#')
+		return 0;
+	int n = 0;
+	if (sscanf(s, "%15s %15s %63s %31s %n", c->cls, c->handling, c->name, c->fail, &n) != 4)
+		fail_at(c->line, "expected: class handling name fail ret (params)");
+	char *proto = s + n;
+	char *open = strchr(proto, '('), *close = strrchr(proto, ')');
+	if (!open || !close || close < open)
+		fail_at(c->line, "'%s': no (params)", c->name);
+	*open = 0;
+	*close = 0;
+	snprintf(c->ret, sizeof(c->ret), "%s", trim(proto));
+	parse_params(c, open + 1);
+	if (strcmp(c->handling, "offload") && strcmp(c->handling, "local") &&
+	    strcmp(c->handling, "hand"))
+		fail_at(c->line, "'%s': handling must be offload, local or hand", c->name);
+	if (c->variadic && strcmp(c->handling, "hand"))
+		fail_at(c->line, "'%s' is variadic: it needs a hand-written wrapper", c->name);
+	return 1;
+}
+
+static const struct {
+	const char *cls, *macro, *banner;
+} classes[] = {
+	{"desc", "RTO_CLASS_DESC", "descriptors"},
+	{"path", "RTO_CLASS_PATH", "paths"},
+	{"dir", "RTO_CLASS_DIR", "directories"},
+	{"stdio", "RTO_CLASS_STDIO", "stdio"},
+	{"dns", "RTO_CLASS_DNS", "name resolution"},
+	{"net", "RTO_CLASS_NET", "sockets"},
+	{"memory", "RTO_CLASS_MEMORY", "memory"},
+	{"process", "RTO_CLASS_PROCESS", "process-wide"},
+};
+
+static int class_index(const struct call *c)
+{
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (!strcmp(classes[i].cls, c->cls))
+			return (int)i;
+	fail_at(c->line, "'%s': unknown class '%s'", c->name, c->cls);
+	return -1;
+}
+
+static void list(FILE *o, const struct call *c, int decls)
+{
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "%s%s", i ? ", " : "", decls ? c->p[i].decl : c->p[i].name);
+	if (decls && c->variadic)
+		fprintf(o, ", ...");
+	if (decls && !c->np && !c->variadic)
+		fprintf(o, "void");
+}
+
+static const char *stream_of(const struct call *c)
+{
+	if (strcmp(c->cls, "stdio"))
+		return "NULL";
+	for (int i = 0; i < c->np; i++)
+		if (c->p[i].is_file)
+			return c->p[i].name;
+	return strncmp(c->ret, "FILE", 4) ? "stdout" : "NULL";
+}
+
+static void emit_call(FILE *o, const struct call *c, const char *class_macro)
+{
+	int is_void = !strcmp(c->ret, "void");
+	fprintf(o, "/* %s */\n", c->name);
+	if (!strcmp(c->handling, "hand")) {
+		fprintf(o, "RTO_HIDDEN %s (*rto_real_%s)(", c->ret, c->name);
+		list(o, c, 1);
+		fprintf(o, ");\nRTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
+		fprintf(o, "RTO_FN(%s, %s, RTO_OFFLOAD, rto_run_%s);\n\n", c->name, class_macro,
+			c->name);
+		return;
+	}
+	fprintf(o, "RTO_REAL(%s, %s, (", c->ret, c->name);
+	list(o, c, 1);
+	fprintf(o, "), (");
+	list(o, c, 0);
+	fprintf(o, "))\n");
+
+	fprintf(o, "struct rto_args_%s {\n", c->name);
+	if (!is_void)
+		fprintf(o, "\t%s ret;\n", c->ret);
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "\t%s;\n", c->p[i].member);
+	fprintf(o, "};\n");
+
+	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
+	fprintf(o, "\tstruct rto_args_%s *a = p;\n\t%srto_real_%s(", c->name,
+		is_void ? "" : "a->ret = ", c->name);
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "%sa->%s", i ? ", " : "", c->p[i].name);
+	fprintf(o, ");\n}\n");
+	fprintf(o, "RTO_FN(%s, %s, %s, rto_run_%s);\n", c->name, class_macro,
+		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name);
+
+	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
+	list(o, c, 1);
+	fprintf(o, ")\n{\n\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
+	list(o, c, 0);
+	fprintf(o, ");\n\tstruct rto_args_%s a = {", c->name);
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "%s.%s = %s", i ? ", " : "", c->p[i].name, c->p[i].name);
+	fprintf(o, "};\n");
+	if (is_void)
+		fprintf(o, "\trto_call(&rto_fn_%s, &a, %s);\n}\n\n", c->name, stream_of(c));
+	else
+		fprintf(o, "\treturn rto_call(&rto_fn_%s, &a, %s) ? %s : a.ret;\n}\n\n", c->name,
+			stream_of(c), c->fail);
+}
+
+int main(int argc, char **argv)
+{
+	static struct call calls[MAX_CALLS];
+	int n = 0, lineno = 0;
+	char line[1024];
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: shim-gen calls.tbl shims.c\n");
+		return 2;
+	}
+	table_path = argv[1];
+	FILE *in = fopen(argv[1], "r");
+	if (!in) {
+		perror(argv[1]);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		lineno++;
+		if (n == MAX_CALLS)
+			fail_at(lineno, "more than %d calls", MAX_CALLS);
+		calls[n].line = lineno;
+		n += parse_line(line, &calls[n]);
+	}
+	fclose(in);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(calls[i].name, calls[j].name))
+				fail_at(calls[i].line, "'%s' listed twice", calls[i].name);
+
+	FILE *o = fopen(argv[2], "w");
+	if (!o) {
+		perror(argv[2]);
+		return 1;
+	}
+	fprintf(o, "/* Generated by shim-gen from shim-gen/calls.tbl: edit the table, not this. */\n"
+		   "#include \"shims_prelude.h\"\n\n");
+	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {
+		fprintf(o, "/* ==== %s: %s %.*s */\n\n", classes[k].cls, classes[k].banner,
+			(int)(66 - strlen(classes[k].cls) - strlen(classes[k].banner)),
+			"====================================================================");
+		for (int i = 0; i < n; i++)
+			if (class_index(&calls[i]) == (int)k)
+				emit_call(o, &calls[i], classes[k].macro);
+	}
+	fprintf(o, "void rto_resolve_all(void)\n{\n");
+	for (int i = 0; i < n; i++)
+		fprintf(o, "\trto_real_%s = (__typeof__(rto_real_%s))rto_resolve(\"%s\", %s%s);\n",
+			calls[i].name, calls[i].name, calls[i].name, strcmp(calls[i].handling, "hand") ? "(void *)rto_lazy_" : "NULL",
+			strcmp(calls[i].handling, "hand") ? calls[i].name : "");
+	fprintf(o, "}\n");
+	if (fclose(o)) {
+		perror(argv[2]);
+		return 1;
+	}
+	return 0;
+}
