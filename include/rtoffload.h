@@ -97,6 +97,7 @@ int rt_offload_set_thread_mode(int mode) RT_OFFLOAD_WEAK;
  */
 int rt_offload_get_stats(struct rt_offload_stats *out) RT_OFFLOAD_WEAK;
 
+#ifndef RTOFFLOAD_BUILDING
 /* True when the library is loaded (preloaded or linked). */
 #define RT_OFFLOAD_AVAILABLE() (rt_offload_mark_thread != 0)
 
@@ -110,6 +111,7 @@ static inline int rt_offload_try_unmark_thread(void)
 {
 	return rt_offload_unmark_thread != 0 ? rt_offload_unmark_thread() : 0;
 }
+#endif
 
 #ifdef __cplusplus
 }

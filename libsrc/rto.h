@@ -13,20 +13,23 @@
 #ifndef RTO_H
 #define RTO_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <limits.h>
+#include <pthread.h>
 
 #define _LGPL_SOURCE /* inline wfcq fast paths; we are LGPL too */
 #include <urcu/wfcqueue.h>
 
-#define RTO_HIDDEN __attribute__((visibility("hidden")))
-#define RTO_EXPORT __attribute__((visibility("default")))
-#define RTO_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RTO_HIDDEN	__attribute__((visibility("hidden")))
+#define RTO_EXPORT	__attribute__((visibility("default")))
+#define RTO_LIKELY(x)	__builtin_expect(!!(x), 1)
 #define RTO_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define RTO_TLS __attribute__((tls_model("initial-exec")))
+#define RTO_TLS		__attribute__((tls_model("initial-exec")))
 
 /* ---- options.c: RTOFFLOAD_OPTIONS ------------------------------------ */
 
@@ -35,17 +38,17 @@
 enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
 
 struct rto_options {
-	cpu_set_t rt_cpus;	/* rt_cpus=LIST */
+	cpu_set_t rt_cpus; /* rt_cpus=LIST */
 	int rt_cpus_set;
 	cpu_set_t helper_cpus; /* helper_cpus=LIST */
 	int helper_cpus_set;
-	int helper_prio_mode;	/* enum rto_prio_mode */
-	int helper_prio;	/* for RTO_PRIO_FIXED */
-	unsigned workers;	/* workers=N */
-	int mode;		/* mode=offload|strict: RT_OFFLOAD_MODE_* */
-	uint64_t spin_ns;	/* spin_ns=N */
+	int helper_prio_mode;	 /* enum rto_prio_mode */
+	int helper_prio;	 /* for RTO_PRIO_FIXED */
+	unsigned workers;	 /* workers=N */
+	int mode;		 /* mode=offload|strict: RT_OFFLOAD_MODE_* */
+	uint64_t spin_ns;	 /* spin_ns=N */
 	uint64_t helper_idle_us; /* helper_idle_us=N */
-	int stats;		/* stats=0|1 */
+	int stats;		 /* stats=0|1 */
 	char stats_file[PATH_MAX];
 	int verbosity;
 };
@@ -86,11 +89,15 @@ enum rto_route {
 
 struct rto_thread {
 	unsigned char route; /* the only field the unmarked fast path reads */
-	unsigned char mode;  /* RT_OFFLOAD_MODE_* */
+	unsigned char mode;  /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
 	int prio;	     /* SCHED_FIFO/RR priority at mark time, 0 if other */
+	uint64_t sigmask;    /* signal mask at mark time, for process-class calls */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
+
+/* The calling thread's mode: its own, else the mode= option. */
+RTO_HIDDEN int rto_thread_mode(void);
 
 /* One TLS load and a branch: true for every unmarked thread. */
 static inline int rto_direct(void)
@@ -114,8 +121,8 @@ enum rto_class {
 
 enum rto_handling { RTO_OFFLOAD, RTO_LOCAL, RTO_STRICT };
 
-#define RTO_HIST_SUB 8	 /* sub-buckets per power of two: 12.5% resolution */
-#define RTO_HIST_POW 40 /* up to 2^40 ns, about 18 minutes */
+#define RTO_HIST_SUB	 8  /* sub-buckets per power of two: 12.5% resolution */
+#define RTO_HIST_POW	 40 /* up to 2^40 ns, about 18 minutes */
 #define RTO_HIST_BUCKETS (RTO_HIST_POW * RTO_HIST_SUB)
 
 struct rto_counters {
@@ -136,8 +143,8 @@ struct rto_fn {
 #define RTO_FN(fname, class, handl, runfn)                                                         \
 	static struct rto_counters rto_ctr_##fname;                                                \
 	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn, class, handl, &rto_ctr_##fname}; \
-	static struct rto_fn *const rto_fnp_##fname                                                \
-		__attribute__((used, section("rto_fns"))) = &rto_fn_##fname
+	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) =    \
+		&rto_fn_##fname
 
 RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
 RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
@@ -149,17 +156,29 @@ RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
  * pointer before the first thread is marked, so no realtime caller ever
  * runs dlsym.
  */
-#define RTO_REAL(ret, fname, params, args)                                          \
-	static ret rto_lazy_##fname params;                                         \
-	RTO_HIDDEN ret(*rto_real_##fname) params = rto_lazy_##fname;               \
-	static ret rto_lazy_##fname params                                          \
-	{                                                                           \
-		rto_real_##fname = (__typeof__(rto_real_##fname))rto_resolve(#fname, (void *)rto_lazy_##fname); \
-		return rto_real_##fname args;                                       \
+#define RTO_REAL(ret, fname, params, args)                                \
+	static ret rto_lazy_##fname params;                               \
+	RTO_HIDDEN ret(*rto_real_##fname) params = rto_lazy_##fname;      \
+	static ret rto_lazy_##fname params                                \
+	{                                                                 \
+		void *p_ = rto_resolve(#fname, (void *)rto_lazy_##fname); \
+		if (!p_)                                                  \
+			rto_die(70, "libc has no '%s'", #fname);          \
+		rto_real_##fname = (__typeof__(rto_real_##fname))p_;      \
+		return rto_real_##fname args;                             \
 	}
 
-/* resolve.c */
+/* resolve.c: the next definition of name, or NULL (also when it is self). */
 RTO_HIDDEN void *rto_resolve(const char *name, void *self);
+/* Set p from name when libc has it; keep p otherwise. */
+#define RTO_RESOLVE(p, name, self)                      \
+	do {                                            \
+		void *rto_p_ = rto_resolve(name, self); \
+		if (rto_p_)                             \
+			p = (__typeof__(p))rto_p_;      \
+	} while (0)
+/* For hand-written variadic wrappers, whose pointer starts NULL. */
+#define RTO_HAND_REAL(fname) (rto_real_##fname ?: (rto_resolve_all(), rto_real_##fname))
 /* shims.c (generated): fill every rto_real_* pointer. */
 RTO_HIDDEN void rto_resolve_all(void);
 
@@ -181,11 +200,12 @@ struct rto_req {
 	struct cds_wfcq_node node;
 	struct rto_fn *fn;
 	void *args;
-	FILE *stream;	/* stdio lock the caller holds, handed over; or NULL */
-	void *owner;	/* the caller's lock owner identity, for the handoff */
-	int err;	/* errno: the caller's in, the call's out */
-	int prio;	/* caller's realtime priority, for ordering and inherit */
-	uint32_t state; /* futex word, enum rto_req_state */
+	FILE *stream;	  /* stdio lock the caller holds, handed over; or NULL */
+	void *owner;	  /* the caller's lock owner identity, for the handoff */
+	int err;	  /* errno: the caller's in, the call's out */
+	int prio;	  /* caller's realtime priority, for ordering and inherit */
+	uint32_t state;	  /* futex word, enum rto_req_state */
+	uint64_t sigmask; /* caller's signal mask, for process-class calls */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. */
@@ -193,22 +213,27 @@ RTO_HIDDEN void rto_offload(struct rto_req *req);
 
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
 struct rto_queue {
-	struct __cds_wfcq_head head;
+	struct __cds_wfcq_head head; /* callers enqueue here, wait-free */
 	struct cds_wfcq_tail tail;
-	int32_t pollers;  /* workers spinning on the queue */
-	int32_t sleepers; /* workers in FUTEX_WAIT on wake_seq */
-	uint32_t wake_seq;
-	int32_t ready; /* 0 after a fork, even a raw clone(): start again */
+	int32_t pollers;	    /* workers spinning on the queue */
+	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
+	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
+	int32_t ready;		    /* helpers started; 0 again in a forked child */
+	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
+	pthread_mutex_t dispatch;   /* one worker at a time dequeues and sorts */
+	struct rto_req *pending;    /* dequeued, by priority; under dispatch */
 };
 
+/* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */
 RTO_HIDDEN extern struct rto_queue *rto_q;
 
 /* helper.c: start the workers (idempotent).  0, or -1 with errno. */
 RTO_HIDDEN int rto_helpers_start(void);
 RTO_HIDDEN int rto_helper_is_self(void);
-RTO_HIDDEN void rto_helpers_forget(void); /* in a forked child */
 
 /* stdio_lock.c: hand a FILE lock held by the caller over to the helper. */
+RTO_HIDDEN void rto_stream_selftest(void);
+RTO_HIDDEN int rto_stream_lending_ok(void);
 RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);

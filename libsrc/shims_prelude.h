@@ -4,11 +4,16 @@
 #define RTO_SHIMS_PRELUDE_H
 
 #undef _FORTIFY_SOURCE /* we define __read_chk and friends ourselves */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
+#ifndef _LARGEFILE64_SOURCE
 #define _LARGEFILE64_SOURCE
+#endif
 #include "rto.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -21,6 +26,8 @@
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
+
+#include "shims.h" /* generated: rto_real_* and rto_fn_* */
 
 /* glibc may define these as macros over the functions we wrap. */
 #undef putc

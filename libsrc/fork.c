@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fork(), vfork() and raw clone(): a child has no helper threads, whatever
+ * state the parent's were in.  The queue and the helpers' bookkeeping live
+ * on a MADV_WIPEONFORK mapping, so the child sees them zeroed (ready == 0)
+ * even after a clone() that runs no atfork handler, and the next offload or
+ * mark starts fresh helpers there.  vfork() children share the mapping and
+ * the parent's helpers, as they share all memory.
+ */
+#include "rto.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct rto_queue *rto_q;
+static size_t rto_q_size;
+
+static void child_after_fork(void)
+{
+	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
+	memset(rto_q, 0, rto_q_size);
+	rto_stats_reset();
+}
+
+int rto_fork_init(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	rto_q_size = (sizeof(*rto_q) + (size_t)page - 1) & ~((size_t)page - 1);
+	void *p =
+		mmap(NULL, rto_q_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		rto_die(70, "cannot map the request queue");
+	if (madvise(p, rto_q_size, MADV_WIPEONFORK) != 0)
+		rto_say(1, "no MADV_WIPEONFORK: a raw clone() child must not offload");
+	rto_q = p;
+	return pthread_atfork(NULL, NULL, child_after_fork);
+}

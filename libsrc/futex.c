@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* futex(2) and the clock: the only kernel entries of the caller's path. */
+#include "rto.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void rto_futex_wait(uint32_t *addr, uint32_t val)
+{
+	int saved = errno;
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	errno = saved;
+}
+
+void rto_futex_wake(uint32_t *addr, int n)
+{
+	int saved = errno;
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	errno = saved;
+}
+
+/* CLOCK_MONOTONIC through the vDSO: no syscall where the clocksource allows (tsc). */
+uint64_t rto_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

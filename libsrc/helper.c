@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helper workers: threads pinned to the housekeeping CPUs that run the
+ * offloaded calls.  Not realtime code; they may lock and make syscalls.
+ *
+ * Idle protocol, with the caller's side in transport.c:
+ *   - one worker at a time polls the queue for helper_idle_us ("poller"),
+ *     the others sleep on q->wake_seq;
+ *   - a caller wakes a sleeper only when nobody polls;
+ *   - a worker that takes a request while more work is queued and nobody
+ *     polls wakes a sleeper first, so a long call (getaddrinfo, a blocking
+ *     read) in one worker does not hold up the others' requests.
+ */
+#include "rto.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static __thread int rto_is_helper RTO_TLS;
+static __thread int rto_helper_prio RTO_TLS; /* current, for inherit: -1 unknown */
+
+int rto_helper_is_self(void)
+{
+	return rto_is_helper;
+}
+
+/* ---- request order ------------------------------------------------------ */
+
+/* Insert after every request of the same or higher priority: FIFO within one. */
+static void pending_insert(struct rto_queue *q, struct rto_req *r)
+{
+	struct rto_req **pp = &q->pending;
+
+	while (*pp && (*pp)->prio >= r->prio)
+		pp = (struct rto_req **)&(*pp)->node.next;
+	r->node.next = (struct cds_wfcq_node *)*pp;
+	*pp = r;
+}
+
+/* Move what callers enqueued into the priority list.  Under q->dispatch. */
+static void drain_queue(struct rto_queue *q)
+{
+	struct cds_wfcq_node *node;
+
+	/*
+	 * Non-blocking: the blocking dequeue would poll(10 ms) when an enqueuer
+	 * is between its two stores.  WOULDBLOCK leaves that request for the
+	 * next turn; has_work() stays true meanwhile, so nobody sleeps on it.
+	 */
+	for (;;) {
+		node = __cds_wfcq_dequeue_nonblocking(&q->head, &q->tail);
+		if (!node || node == CDS_WFCQ_WOULDBLOCK)
+			return;
+		pending_insert(q, caa_container_of(node, struct rto_req, node));
+	}
+}
+
+static struct rto_req *take(struct rto_queue *q)
+{
+	struct rto_req *r;
+
+	pthread_mutex_lock(&q->dispatch);
+	drain_queue(q);
+	r = q->pending;
+	if (r)
+		q->pending = (struct rto_req *)r->node.next;
+	pthread_mutex_unlock(&q->dispatch);
+	return r;
+}
+
+static int has_work(struct rto_queue *q)
+{
+	return !cds_wfcq_empty(&q->head, &q->tail) || CMM_LOAD_SHARED(q->pending) != NULL;
+}
+
+static void wake_one(struct rto_queue *q)
+{
+	uatomic_inc(&q->wake_seq);
+	rto_futex_wake(&q->wake_seq, 1);
+}
+
+/* ---- running one request ------------------------------------------------- */
+
+static void set_priority(int prio)
+{
+	struct sched_param sp = {.sched_priority = prio};
+
+	if (prio == rto_helper_prio)
+		return;
+	rto_helper_prio = prio; /* also when refused: do not retry on every call */
+	pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
+static void execute(struct rto_req *r)
+{
+	sigset_t all, caller;
+	int process = r->fn->cls == RTO_CLASS_PROCESS;
+
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		set_priority(r->prio);
+	if (process) { /* children inherit the spawning thread's mask */
+		sigemptyset(&caller);
+		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
+		pthread_sigmask(SIG_SETMASK, &caller, &all);
+	}
+	if (r->stream)
+		rto_stream_borrow(r->stream);
+
+	errno = r->err;
+	r->fn->run(r->args);
+	r->err = errno;
+
+	if (r->stream)
+		rto_stream_return(r->stream, r->owner);
+	if (process)
+		pthread_sigmask(SIG_SETMASK, &all, NULL);
+
+	/* Publish: after this xchg the request (on the caller's stack) is gone. */
+	uint32_t *word = &r->state;
+	if (uatomic_xchg(&r->state, RTO_REQ_DONE) == RTO_REQ_WAITING)
+		rto_futex_wake(word, 1);
+}
+
+/* ---- the worker loop ------------------------------------------------------ */
+
+static int poll_for_work(struct rto_queue *q)
+{
+	uint64_t deadline = rto_now_ns() + rto_opt.helper_idle_us * 1000;
+
+	do {
+		for (int i = 0; i < 256; i++) {
+			if (has_work(q))
+				return 1;
+			caa_cpu_relax();
+		}
+	} while (rto_now_ns() < deadline);
+	return has_work(q);
+}
+
+static void idle(struct rto_queue *q)
+{
+	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
+	if (uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q)) {
+		uatomic_add_return(&q->pollers, -1);
+		return;
+	}
+	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
+	uatomic_add_return(&q->sleepers, 1); /* before pollers--: see transport.c */
+	uatomic_add_return(&q->pollers, -1);
+	if (!has_work(q))
+		rto_futex_wait(&q->wake_seq, seq);
+	uatomic_add_return(&q->sleepers, -1);
+}
+
+static void pin_and_prioritise(const cpu_set_t *cpus)
+{
+	struct sched_param sp = {.sched_priority = rto_opt.helper_prio};
+	int err;
+
+	err = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
+	if (err)
+		rto_say(1, "helper: cannot pin to its CPUs: %s", strerror(err));
+	rto_helper_prio = -1;
+	if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED) {
+		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		if (err)
+			rto_say(1, "helper: SCHED_FIFO %d refused: %s", sp.sched_priority,
+				strerror(err));
+	}
+}
+
+struct worker_start {
+	cpu_set_t cpus;
+	int index;
+};
+
+static struct worker_start worker_starts[64];
+
+static void *worker_main(void *arg)
+{
+	struct worker_start *ws = arg;
+	struct rto_queue *q = rto_q;
+	char name[16];
+
+	rto_is_helper = 1;
+	snprintf(name, sizeof(name), "rtoffload/%d", ws->index);
+	pthread_setname_np(pthread_self(), name);
+	pin_and_prioritise(&ws->cpus);
+	for (;;) {
+		struct rto_req *r = take(q);
+		if (!r) {
+			idle(q);
+			continue;
+		}
+		if (has_work(q) && CMM_LOAD_SHARED(q->pollers) == 0 &&
+		    CMM_LOAD_SHARED(q->sleepers) > 0)
+			wake_one(q);
+		execute(r);
+	}
+	return NULL;
+}
+
+/* ---- start ------------------------------------------------------------- */
+
+static void choose_cpus(cpu_set_t *out)
+{
+	cpu_set_t mine;
+	const cpu_set_t *avoid = NULL;
+	char list[256];
+
+	/* The marking thread's CPUs, if it is pinned (not on every CPU). */
+	if (sched_getaffinity(0, sizeof(mine), &mine) == 0 &&
+	    CPU_COUNT(&mine) < sysconf(_SC_NPROCESSORS_ONLN))
+		avoid = &mine;
+	int dropped = rto_helper_cpus(avoid, out);
+	rto_cpulist_format(out, list, sizeof(list));
+	if (dropped)
+		rto_say(1,
+			"helpers on CPUs %s: they share a CPU with realtime threads (no other CPU)",
+			list);
+	else
+		rto_say(1, "helpers on CPUs %s", list);
+}
+
+static int start_workers(struct rto_queue *q)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+	cpu_set_t cpus;
+	int err = 0;
+	unsigned n = rto_opt.workers;
+
+	if (n > sizeof(worker_starts) / sizeof(worker_starts[0]))
+		n = sizeof(worker_starts) / sizeof(worker_starts[0]);
+	choose_cpus(&cpus);
+	__cds_wfcq_init(&q->head, &q->tail);
+	/* Workers start with every signal blocked: signals belong to callers. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (unsigned i = 0; i < n && !err; i++) {
+		worker_starts[i].cpus = cpus;
+		worker_starts[i].index = (int)i;
+		err = pthread_create(&tid, &attr, worker_main, &worker_starts[i]);
+	}
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		rto_say(0, "cannot start helper threads: %s", strerror(err));
+	return err;
+}
+
+int rto_helpers_start(void)
+{
+	struct rto_queue *q = rto_q;
+	int err = 0;
+
+	if (CMM_LOAD_SHARED(q->ready)) {
+		cmm_smp_rmb();
+		return 0;
+	}
+	pthread_mutex_lock(&q->start_lock);
+	if (!q->ready) {
+		err = start_workers(q);
+		if (!err) {
+			cmm_smp_wmb(); /* queue initialised before anyone sees ready */
+			CMM_STORE_SHARED(q->ready, 1);
+		}
+	}
+	pthread_mutex_unlock(&q->start_lock);
+	if (err) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Load time: options, the real libc functions, the queue mapping.  No
+ * thread is started here: a process that never marks a thread keeps the
+ * threads it had (helpers start with the first mark, thread.c).
+ */
+#include "rto.h"
+
+#include <stdlib.h>
+
+__attribute__((constructor)) static void rto_init(void)
+{
+	rto_options_load(); /* a bad option ends the program: exit 78 */
+	rto_resolve_all();
+	rto_fork_init();
+	rto_stream_selftest();
+}
+
+__attribute__((destructor)) static void rto_fini(void)
+{
+	rto_stats_at_exit();
+}

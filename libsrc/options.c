@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * RTOFFLOAD_OPTIONS: "key=value:key=value", the sanitizers' format.
+ *
+ * A typo must never silently turn offloading off, so every key is known
+ * and every value is checked, and the first bad one ends the program with
+ * a line naming the key and what it accepts.  The parser reads the string
+ * in place (no copy, no malloc, no I/O): it runs in the constructor and it
+ * is fuzzed.  A key is one line of the table below.
+ */
+#include "rto.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtoffload.h"
+
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
+/* The longest key or value an error message quotes, in input bytes. */
+#define QUOTE_MAX 48
+/* The longest error: 48 bytes quoted as \xNN plus the list of keys. */
+#define ERR_MAX 480
+
+struct rto_options rto_opt;
+
+/* A value: not terminated, it ends at the next ':' or the end. */
+struct val {
+	const char *s;
+	size_t n;
+};
+
+struct word {
+	const char *name;
+	int value;
+};
+
+struct key {
+	const char *name;
+	int (*parse)(const struct key *k, struct val v, struct rto_options *o);
+	size_t off;  /* the field in struct rto_options */
+	size_t flag; /* CPU lists: the int that says the list was given */
+	uint64_t lo, hi;
+	const struct word *words; /* NULL-terminated */
+	const char *accepts;	  /* the error says "expected <accepts>" */
+};
+
+static void *field(struct rto_options *o, size_t off)
+{
+	return (char *)o + off;
+}
+
+/* Decimal only: no sign, no space, no 0x; overflow is an error. */
+static int decimal(struct val v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (v.n == 0)
+		return -1;
+	for (size_t i = 0; i < v.n; i++) {
+		unsigned d = (unsigned char)v.s[i] - '0';
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+static int in_range(const struct key *k, struct val v, uint64_t *x)
+{
+	return decimal(v, x) == 0 && *x >= k->lo && *x <= k->hi ? 0 : -1;
+}
+
+static int is(struct val v, const char *s)
+{
+	return strlen(s) == v.n && memcmp(v.s, s, v.n) == 0;
+}
+
+static const struct word *find_word(const struct word *w, struct val v)
+{
+	for (; w->name; w++) {
+		if (is(v, w->name))
+			return w;
+	}
+	return NULL;
+}
+
+/* One parser per field type; the table picks it with _Generic. */
+#define NUMBER_PARSER(fname, type)                                                 \
+	static int fname(const struct key *k, struct val v, struct rto_options *o) \
+	{                                                                          \
+		uint64_t x;                                                        \
+		if (in_range(k, v, &x) < 0)                                        \
+			return -1;                                                 \
+		*(type *)field(o, k->off) = (type)x;                               \
+		return 0;                                                          \
+	}
+NUMBER_PARSER(parse_u64, uint64_t)
+NUMBER_PARSER(parse_uint, unsigned)
+NUMBER_PARSER(parse_int, int)
+
+static int parse_word(const struct key *k, struct val v, struct rto_options *o)
+{
+	const struct word *w = find_word(k->words, v);
+
+	if (!w)
+		return -1;
+	*(int *)field(o, k->off) = w->value;
+	return 0;
+}
+
+/* rto_cpulist_parse() wants a string; a longer list is no list. */
+static int parse_cpus(const struct key *k, struct val v, struct rto_options *o)
+{
+	char s[4096];
+
+	if (v.n >= sizeof(s))
+		return -1;
+	memcpy(s, v.s, v.n);
+	s[v.n] = '\0';
+	if (rto_cpulist_parse(s, field(o, k->off)) < 0)
+		return -1;
+	*(int *)field(o, k->flag) = 1;
+	return 0;
+}
+
+/* Verbatim, "%p" and all: the user of the path expands it.  k->hi: size. */
+static int parse_path(const struct key *k, struct val v, struct rto_options *o)
+{
+	char *dst = field(o, k->off);
+
+	if (v.n >= k->hi)
+		return -1;
+	memcpy(dst, v.s, v.n);
+	dst[v.n] = '\0';
+	return 0;
+}
+
+/* N|inherit|none: two fields, so a parser of its own. */
+static int parse_prio(const struct key *k, struct val v, struct rto_options *o)
+{
+	const struct word *w = find_word(k->words, v);
+	uint64_t x;
+
+	if (w) {
+		o->helper_prio_mode = w->value;
+		return 0;
+	}
+	if (in_range(k, v, &x) < 0)
+		return -1;
+	o->helper_prio_mode = RTO_PRIO_FIXED;
+	o->helper_prio = (int)x;
+	return 0;
+}
+
+static const struct word modes[] = {
+	{"offload", RT_OFFLOAD_MODE_OFFLOAD},
+	{"strict", RT_OFFLOAD_MODE_STRICT},
+	{NULL, 0},
+};
+
+static const struct word prio_words[] = {
+	{"inherit", RTO_PRIO_INHERIT},
+	{"none", RTO_PRIO_NONE},
+	{NULL, 0},
+};
+
+#define OFF(f)	  offsetof(struct rto_options, f)
+#define FTYPE(f)  (((struct rto_options *)0)->f)
+#define SIZEOF(f) sizeof(FTYPE(f))
+
+#define NUMBER(f, min, max, what)                                                       \
+	{                                                                               \
+		.name = #f, .off = OFF(f), .lo = (min), .hi = (max), .accepts = (what), \
+		.parse = _Generic(FTYPE(f), uint64_t                                    \
+				  : parse_u64, unsigned                                 \
+				  : parse_uint, int                                     \
+				  : parse_int),                                         \
+	}
+#define WORDS(f, list, what)                                                                       \
+	{                                                                                          \
+		.name = #f, .parse = parse_word, .off = OFF(f), .words = (list), .accepts = (what) \
+	}
+#define CPUS(f)                                                                       \
+	{                                                                             \
+		.name = #f, .parse = parse_cpus, .off = OFF(f), .flag = OFF(f##_set), \
+		.accepts = "a CPU list like 1,4-7 (CPUs below " STR(CPU_SETSIZE) ")"  \
+	}
+#define PATH(f)                                                                  \
+	{                                                                        \
+		.name = #f, .parse = parse_path, .off = OFF(f), .hi = SIZEOF(f), \
+		.accepts = "a path shorter than " STR(PATH_MAX) " bytes"         \
+	}
+
+static const struct key keys[] = {
+	CPUS(rt_cpus),
+	CPUS(helper_cpus),
+	{.name = "helper_priority",
+	 .parse = parse_prio,
+	 .lo = 1,
+	 .hi = 99,
+	 .words = prio_words,
+	 .accepts = "a SCHED_FIFO priority from 1 to 99, inherit or none"},
+	NUMBER(workers, 1, 64, "a whole number from 1 to 64"),
+	WORDS(mode, modes, "offload or strict"),
+	NUMBER(spin_ns, 0, UINT64_C(10000000000), "a whole number from 0 to 10000000000"),
+	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000"),
+	NUMBER(stats, 0, 1, "0 or 1"),
+	PATH(stats_file),
+	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+void rto_options_defaults(struct rto_options *o)
+{
+	memset(o, 0, sizeof(*o)); /* no CPU lists, no stats, quiet */
+	o->helper_prio_mode = RTO_PRIO_INHERIT;
+	o->workers = 2;
+	o->mode = RT_OFFLOAD_MODE_OFFLOAD;
+	o->spin_ns = 20000;
+	o->helper_idle_us = 200;
+}
+
+/*
+ * The error line.  It goes to a terminal and into logs, so what comes
+ * from the user is quoted with control and non-ASCII bytes escaped, and
+ * cut: one line, whatever the environment holds.
+ */
+struct msg {
+	char *buf;
+	size_t len, pos;
+};
+
+static void put(struct msg *m, const char *s, size_t n)
+{
+	if (m->len == 0)
+		return;
+	for (size_t i = 0; i < n && m->pos + 1 < m->len; i++)
+		m->buf[m->pos++] = s[i];
+	m->buf[m->pos] = '\0';
+}
+
+static void puts0(struct msg *m, const char *s)
+{
+	put(m, s, strlen(s));
+}
+
+static void put_quoted(struct msg *m, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n && i < QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			put(m, s + i, 1);
+		else
+			put(m, esc, sizeof(esc));
+	}
+	if (n > QUOTE_MAX)
+		puts0(m, "...");
+}
+
+static int unknown_key(struct msg *m, const char *s, size_t n)
+{
+	puts0(m, "RTOFFLOAD_OPTIONS: unknown key '");
+	put_quoted(m, s, n);
+	puts0(m, "' (keys: ");
+	for (size_t i = 0; i < NKEYS; i++) {
+		puts0(m, keys[i].name);
+		puts0(m, i + 1 < NKEYS ? ", " : ")");
+	}
+	return -1;
+}
+
+static int no_value(struct msg *m, const struct key *k)
+{
+	puts0(m, "RTOFFLOAD_OPTIONS: '");
+	puts0(m, k->name);
+	puts0(m, "' has no '=value': expected ");
+	puts0(m, k->accepts);
+	return -1;
+}
+
+static int bad_value(struct msg *m, const struct key *k, struct val v)
+{
+	puts0(m, "RTOFFLOAD_OPTIONS: ");
+	puts0(m, k->name);
+	puts0(m, "=");
+	put_quoted(m, v.s, v.n);
+	puts0(m, ": expected ");
+	puts0(m, k->accepts);
+	return -1;
+}
+
+static const struct key *find_key(const char *s, size_t n)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (is((struct val){s, n}, keys[i].name))
+			return &keys[i];
+	}
+	return NULL;
+}
+
+/* One "key=value" of n bytes, not terminated. */
+static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg *m)
+{
+	const char *eq = memchr(s, '=', n);
+	size_t kn = eq ? (size_t)(eq - s) : n;
+	const struct key *k = find_key(s, kn);
+	struct val v;
+
+	if (!k)
+		return unknown_key(m, s, kn);
+	if (!eq)
+		return no_value(m, k);
+	v = (struct val){eq + 1, n - kn - 1};
+	if (k->parse(k, v, o) < 0)
+		return bad_value(m, k, v);
+	return 0;
+}
+
+/*
+ * Empty segments ("a=1::b=2", a trailing ':') are skipped; a repeated key
+ * overrides the earlier one.  On error *o may hold the keys before the
+ * bad one: the caller ends the program anyway.
+ */
+int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len)
+{
+	struct msg m = {err, err ? len : 0, 0};
+	const char *s = text, *end;
+
+	if (m.len)
+		err[0] = '\0';
+	if (!s)
+		return 0;
+	for (; *s; s = *end ? end + 1 : end) {
+		end = s + strcspn(s, ":");
+		if (end > s && parse_one(s, (size_t)(end - s), o, &m) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void rto_options_load(void)
+{
+	char err[ERR_MAX];
+
+	rto_options_defaults(&rto_opt);
+	/*
+	 * secure_getenv: in a set-user-ID program the options are ignored,
+	 * or stats_file= would let any user write any file as its owner.
+	 */
+	if (rto_options_parse(secure_getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
+		rto_die(RTO_EXIT_CONFIG, "%s", err);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The library's own messages: one line "rtoffload: <message>" on fd 2.
+ *
+ * Not through stdio: stderr's lock may be held by the thread that ends up
+ * here, its buffer belongs to the application, and we run from the
+ * constructor before anything is set up.  Not through write() either: that
+ * name is one of our wrappers, and a message from a marked thread must not
+ * be shipped to a helper (which may be what the message is about).  So the
+ * line is formatted on the stack and leaves in one raw system call, which
+ * also keeps lines from several threads from interleaving.
+ */
+#include "rto.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define RTO_LINE_MAX	   512
+#define RTO_WRITE_ATTEMPTS 8 /* EINTR and short writes; then give up */
+
+static const char prefix[] = "rtoffload: ";
+
+static void put_all(const char *buf, size_t n)
+{
+	for (int i = 0; i < RTO_WRITE_ATTEMPTS && n > 0; i++) {
+		long r = syscall(SYS_write, 2, buf, n);
+
+		if (r > 0) {
+			buf += r;
+			n -= (size_t)r;
+		} else if (r < 0 && errno != EINTR) {
+			return; /* EAGAIN on a non-blocking stderr: drop, never spin */
+		}
+	}
+}
+
+/* A message must stay one line, whatever its %s arguments hold. */
+static void flatten(char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n' || s[i] == '\r')
+			s[i] = ' ';
+	}
+}
+
+static void say(const char *fmt, va_list ap)
+{
+	char buf[RTO_LINE_MAX];
+	size_t n = sizeof(prefix) - 1, room = sizeof(buf) - n - 1; /* -1: the '\n' */
+	int r;
+
+	memcpy(buf, prefix, n);
+	r = vsnprintf(buf + n, room + 1, fmt, ap);
+	if (r < 0)
+		r = 0;
+	if ((size_t)r > room) {
+		r = (int)room;
+		memcpy(buf + n + room - 3, "...", 3);
+	}
+	flatten(buf + n, (size_t)r);
+	n += (size_t)r;
+	buf[n++] = '\n';
+	put_all(buf, n);
+}
+
+void rto_say(int level, const char *fmt, ...)
+{
+	int saved = errno; /* callers report, they do not expect errno to move */
+	va_list ap;
+
+	if (level > rto_opt.verbosity)
+		return;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+_Noreturn void rto_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+	_exit(status);
+}

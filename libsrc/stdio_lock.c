@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A marked thread that holds flockfile(f) and calls fprintf(f): the worker
+ * that runs the fprintf would wait for a lock its own caller holds.  So the
+ * caller lends it: glibc's stream lock is recursive and records its owner,
+ * and while the caller waits for the offload nobody else can take the lock,
+ * so the worker may stand in as owner and give it back afterwards.
+ *
+ * The layout of glibc's _IO_lock_t ({int lock; int cnt; void *owner}, owner
+ * being pthread_self()) is checked once at start; if it does not match,
+ * lending is off and route.c runs such calls on the caller instead.
+ */
+#include "rto.h"
+
+#include <pthread.h>
+
+struct rto_io_lock {
+	int lock;
+	int cnt;
+	void *owner;
+};
+
+static int lending_ok;
+
+static struct rto_io_lock *lock_of(FILE *f)
+{
+	return (struct rto_io_lock *)f->_lock;
+}
+
+/* Once, from the constructor: does glibc's lock look as we expect? */
+void rto_stream_selftest(void)
+{
+	char buf[16];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	if (!f)
+		return;
+	struct rto_io_lock *l = lock_of(f);
+	if (l && l->owner == NULL && l->cnt == 0) {
+		flockfile(f);
+		lending_ok = l->owner == (void *)pthread_self() && l->cnt == 1 && l->lock != 0;
+		funlockfile(f);
+		lending_ok = lending_ok && l->owner == NULL && l->cnt == 0;
+	}
+	fclose(f);
+	if (!lending_ok)
+		rto_say(1, "unknown stdio lock layout: calls on a stream held with flockfile run "
+			   "locally");
+}
+
+int rto_stream_lending_ok(void)
+{
+	return lending_ok;
+}
+
+void *rto_stream_owner_if_self(FILE *f)
+{
+	struct rto_io_lock *l = f ? lock_of(f) : NULL;
+	void *self = (void *)pthread_self();
+
+	return l && CMM_LOAD_SHARED(l->owner) == self ? self : NULL;
+}
+
+void *rto_stream_borrow(FILE *f)
+{
+	struct rto_io_lock *l = lock_of(f);
+	void *owner = l->owner;
+
+	l->owner = (void *)pthread_self();
+	return owner;
+}
+
+void rto_stream_return(FILE *f, void *owner)
+{
+	lock_of(f)->owner = owner;
+}

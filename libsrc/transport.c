@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Caller side of an offload.  Realtime code: the request lives on the
+ * caller's stack, enqueue is wait-free, the only syscalls are FUTEX_WAKE
+ * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
+ */
+#include "rto.h"
+
+#include <errno.h>
+
+static void wake_worker_if_asleep(struct rto_queue *q)
+{
+	/*
+	 * cds_wfcq_enqueue() published the request with uatomic_xchg(), a full
+	 * barrier, so these loads come after it.  A worker about to sleep does
+	 * sleepers++, pollers--, then re-checks the queue (full barriers too):
+	 * either it sees our request or we see it asleep.
+	 */
+	if (CMM_LOAD_SHARED(q->pollers) > 0 || CMM_LOAD_SHARED(q->sleepers) == 0)
+		return;
+	uatomic_inc(&q->wake_seq);
+	rto_futex_wake(&q->wake_seq, 1);
+}
+
+static int done(struct rto_req *r)
+{
+	if (CMM_LOAD_SHARED(r->state) != RTO_REQ_DONE)
+		return 0;
+	cmm_smp_rmb(); /* pairs with the worker's xchg: the result is visible */
+	return 1;
+}
+
+/* Spin up to spin_ns; the clock is read every 64 polls to keep it cheap. */
+static int spin_until_done(struct rto_req *r)
+{
+	uint64_t deadline = rto_now_ns() + rto_opt.spin_ns;
+
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (done(r))
+				return 1;
+			caa_cpu_relax();
+		}
+	} while (rto_now_ns() < deadline);
+	return done(r);
+}
+
+static void sleep_until_done(struct rto_req *r)
+{
+	/* Tell the worker we sleep; if it finished meanwhile, do not. */
+	if (uatomic_cmpxchg(&r->state, RTO_REQ_PENDING, RTO_REQ_WAITING) == RTO_REQ_DONE) {
+		cmm_smp_rmb();
+		return;
+	}
+	/* Each turn sleeps; it ends on DONE (woken) or a signal (handled, then on). */
+	while (!done(r))
+		rto_futex_wait(&r->state, RTO_REQ_WAITING);
+}
+
+void rto_offload(struct rto_req *r)
+{
+	struct rto_queue *q = rto_q;
+
+	r->err = errno;
+	r->state = RTO_REQ_PENDING;
+	cds_wfcq_node_init(&r->node);
+	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
+	wake_worker_if_asleep(q);
+	if (!spin_until_done(r))
+		sleep_until_done(r);
+}

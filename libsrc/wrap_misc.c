@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* mremap() and the syslog family: variadic or va_list, so written by hand. */
+#include "shims_prelude.h"
+
+#include <sys/mman.h>
+
+/* ---- mremap --------------------------------------------------------------- */
+
+struct rto_args_mremap {
+	void *ret;
+	void *addr;
+	size_t len, newlen;
+	int flags;
+	void *newaddr; /* only with MREMAP_FIXED */
+};
+
+void rto_run_mremap(void *p)
+{
+	struct rto_args_mremap *a = p;
+	a->ret = RTO_HAND_REAL(mremap)(a->addr, a->len, a->newlen, a->flags, a->newaddr);
+}
+
+RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
+{
+	void *newaddr = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		newaddr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (rto_direct())
+		return RTO_HAND_REAL(mremap)(addr, len, newlen, flags, newaddr);
+	struct rto_args_mremap a = {
+		.addr = addr, .len = len, .newlen = newlen, .flags = flags, .newaddr = newaddr};
+	return rto_call(&rto_fn_mremap, &a, NULL) ? MAP_FAILED : a.ret;
+}
+
+/* ---- syslog ----------------------------------------------------------------- */
+
+struct rto_args_syslog {
+	int prio;
+	int flag; /* -1: vsyslog, else __vsyslog_chk */
+	const char *fmt;
+	va_list *ap;
+};
+
+static void run_syslog(void *p)
+{
+	struct rto_args_syslog *a = p;
+	if (a->flag < 0)
+		rto_real_vsyslog(a->prio, a->fmt, *a->ap);
+	else
+		rto_real___vsyslog_chk(a->prio, a->flag, a->fmt, *a->ap);
+}
+
+void rto_run_syslog(void *p) __attribute__((alias("run_syslog")));
+void rto_run___syslog_chk(void *p) __attribute__((alias("run_syslog")));
+void rto_run_vsyslog(void *p) __attribute__((alias("run_syslog")));
+void rto_run___vsyslog_chk(void *p) __attribute__((alias("run_syslog")));
+
+static void route_syslog(struct rto_fn *fn, int prio, int flag, const char *fmt, va_list ap)
+{
+	if (rto_direct()) {
+		if (flag < 0)
+			rto_real_vsyslog(prio, fmt, ap);
+		else
+			rto_real___vsyslog_chk(prio, flag, fmt, ap);
+		return;
+	}
+	va_list copy;
+	va_copy(copy, ap);
+	struct rto_args_syslog a = {.prio = prio, .flag = flag, .fmt = fmt, .ap = &copy};
+	rto_call(fn, &a, NULL);
+	va_end(copy);
+}
+
+RTO_EXPORT void syslog(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	route_syslog(&rto_fn_syslog, prio, -1, fmt, ap);
+	va_end(ap);
+}
+
+RTO_EXPORT void __syslog_chk(int prio, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	route_syslog(&rto_fn___syslog_chk, prio, flag, fmt, ap);
+	va_end(ap);
+}
+
+RTO_EXPORT void vsyslog(int prio, const char *fmt, va_list ap)
+{
+	route_syslog(&rto_fn_vsyslog, prio, -1, fmt, ap);
+}
+
+RTO_EXPORT void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap)
+{
+	route_syslog(&rto_fn___vsyslog_chk, prio, flag, fmt, ap);
+}
