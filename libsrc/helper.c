@@ -247,7 +247,7 @@ static int start_workers(struct rto_queue *q)
 	for (unsigned i = 0; i < n && !err; i++) {
 		worker_starts[i].cpus = cpus;
 		worker_starts[i].index = (int)i;
-		err = pthread_create(&tid, &attr, worker_main, &worker_starts[i]);
+		err = rto_real_pthread_create(&tid, &attr, worker_main, &worker_starts[i]);
 	}
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

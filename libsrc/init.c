@@ -14,6 +14,7 @@ __attribute__((constructor)) static void rto_init(void)
 	rto_resolve_all();
 	rto_fork_init();
 	rto_stream_selftest();
+	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 
 __attribute__((destructor)) static void rto_fini(void)

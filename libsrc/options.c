@@ -157,6 +157,48 @@ static int parse_prio(const struct key *k, struct val v, struct rto_options *o)
 	return 0;
 }
 
+/* mark=main,rt,name:GLOB,...: a comma list of policies; "none" clears. */
+static int parse_mark_one(struct val w, struct rto_options *o)
+{
+	static const struct word policies[] = {
+		{"main", RTO_MARK_MAIN}, {"rt", RTO_MARK_RT}, {"cpus", RTO_MARK_CPUS},
+		{"all", RTO_MARK_ALL},	 {"none", 0},	      {NULL, 0},
+	};
+	const struct word *p = find_word(policies, w);
+
+	if (w.n > 5 && memcmp(w.s, "name:", 5) == 0) {
+		if (w.n - 5 >= sizeof(o->mark_name))
+			return -1;
+		memcpy(o->mark_name, w.s + 5, w.n - 5);
+		o->mark_name[w.n - 5] = '\0';
+		o->mark |= RTO_MARK_NAME;
+		return 0;
+	}
+	if (!p)
+		return -1;
+	if (p->value == 0) {
+		o->mark = 0;
+		o->mark_name[0] = '\0';
+	}
+	o->mark |= (unsigned)p->value;
+	return 0;
+}
+
+static int parse_mark(const struct key *k, struct val v, struct rto_options *o)
+{
+	(void)k;
+	o->mark = 0; /* the last mark= wins, like any key */
+	o->mark_name[0] = '\0';
+	for (const char *s = v.s, *end = v.s + v.n; s <= end;) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		const char *stop = comma ? comma : end;
+		if (parse_mark_one((struct val){s, (size_t)(stop - s)}, o) < 0)
+			return -1;
+		s = stop + 1;
+	}
+	return 0;
+}
+
 static const struct word modes[] = {
 	{"offload", RT_OFFLOAD_MODE_OFFLOAD},
 	{"strict", RT_OFFLOAD_MODE_STRICT},
@@ -173,13 +215,15 @@ static const struct word prio_words[] = {
 #define FTYPE(f)  (((struct rto_options *)0)->f)
 #define SIZEOF(f) sizeof(FTYPE(f))
 
-#define NUMBER(f, min, max, what)                                                       \
-	{                                                                               \
-		.name = #f, .off = OFF(f), .lo = (min), .hi = (max), .accepts = (what), \
-		.parse = _Generic(FTYPE(f), uint64_t                                    \
-				  : parse_u64, unsigned                                 \
-				  : parse_uint, int                                     \
-				  : parse_int),                                         \
+/* The number parser that fits the field's type. */
+/* clang-format off */
+#define NUMBER_FN(f) _Generic(FTYPE(f), uint64_t: parse_u64, unsigned: parse_uint, int: parse_int)
+/* clang-format on */
+
+#define NUMBER(f, min, max, what)                                                           \
+	{                                                                                   \
+		.name = #f, .parse = NUMBER_FN(f), .off = OFF(f), .lo = (min), .hi = (max), \
+		.accepts = (what)                                                           \
 	}
 #define WORDS(f, list, what)                                                                       \
 	{                                                                                          \
@@ -196,15 +240,18 @@ static const struct word prio_words[] = {
 		.accepts = "a path shorter than " STR(PATH_MAX) " bytes"         \
 	}
 
+/* A key with a parser of its own. */
+#define KEY(n, fn, min, max, list, what)                                               \
+	{                                                                              \
+		.name = (n), .parse = (fn), .lo = (min), .hi = (max), .words = (list), \
+		.accepts = (what)                                                      \
+	}
+
 static const struct key keys[] = {
 	CPUS(rt_cpus),
 	CPUS(helper_cpus),
-	{.name = "helper_priority",
-	 .parse = parse_prio,
-	 .lo = 1,
-	 .hi = 99,
-	 .words = prio_words,
-	 .accepts = "a SCHED_FIFO priority from 1 to 99, inherit or none"},
+	KEY("helper_priority", parse_prio, 1, 99, prio_words,
+	    "a SCHED_FIFO priority from 1 to 99, inherit or none"),
 	NUMBER(workers, 1, 64, "a whole number from 1 to 64"),
 	WORDS(mode, modes, "offload or strict"),
 	NUMBER(spin_ns, 0, UINT64_C(10000000000), "a whole number from 0 to 10000000000"),
@@ -212,6 +259,8 @@ static const struct key keys[] = {
 	NUMBER(stats, 0, 1, "0 or 1"),
 	PATH(stats_file),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
+	KEY("mark", parse_mark, 0, 0, NULL,
+	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -321,9 +370,24 @@ static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg 
 	if (!eq)
 		return no_value(m, k);
 	v = (struct val){eq + 1, n - kn - 1};
+	if (v.n >= 2 && v.s[0] == '"' && v.s[v.n - 1] == '"')
+		v = (struct val){v.s + 1, v.n - 2}; /* key="a:b": the quotes hide ':' */
 	if (k->parse(k, v, o) < 0)
 		return bad_value(m, k, v);
 	return 0;
+}
+
+/* The ':' that ends the segment at s; a ':' inside key="..." does not. */
+static const char *segment_end(const char *s)
+{
+	const char *end = s + strcspn(s, ":=");
+
+	if (*end == '=' && end[1] == '"') {
+		const char *close = strchr(end + 2, '"');
+		if (close)
+			return close + strcspn(close, ":");
+	}
+	return end + strcspn(end, ":");
 }
 
 /*
@@ -341,7 +405,7 @@ int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t
 	if (!s)
 		return 0;
 	for (; *s; s = *end ? end + 1 : end) {
-		end = s + strcspn(s, ":");
+		end = segment_end(s);
 		if (end > s && parse_one(s, (size_t)(end - s), o, &m) < 0)
 			return -1;
 	}
@@ -359,4 +423,6 @@ void rto_options_load(void)
 	 */
 	if (rto_options_parse(secure_getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
 		rto_die(RTO_EXIT_CONFIG, "%s", err);
+	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
+		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
 }

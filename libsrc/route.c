@@ -24,6 +24,21 @@ static void run_here(struct rto_fn *fn, void *args)
 	rto_stats_local(fn);
 }
 
+/*
+ * No helper yet: the thread was marked by mark= (helpers start with the
+ * first offload, not in the constructor) or this is a forked child (even of
+ * a raw clone).  A one-time cost; BUSY so that the mmap and clone done by
+ * pthread_create run directly instead of coming back here.
+ */
+static int start_helpers(void)
+{
+	rto_self.route = RTO_ROUTE_BUSY;
+	int ret = rto_helpers_start();
+	if (rto_self.route == RTO_ROUTE_BUSY)
+		rto_self.route = RTO_ROUTE_MARKED;
+	return ret;
+}
+
 int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 {
 	if (fn->handling == RTO_LOCAL) {
@@ -32,8 +47,7 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
-	/* A forked child (even of a raw clone) has no helper yet: one-time start. */
-	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && rto_helpers_start() != 0) {
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
 		run_here(fn, args);
 		return 0;
 	}

@@ -48,12 +48,21 @@ struct rto_options {
 	int mode;		 /* mode=offload|strict: RT_OFFLOAD_MODE_* */
 	uint64_t spin_ns;	 /* spin_ns=N */
 	uint64_t helper_idle_us; /* helper_idle_us=N */
+	unsigned mark;		 /* mark=: RTO_MARK_* bits */
+	char mark_name[64];	 /* mark=name:GLOB */
 	int stats;		 /* stats=0|1 */
 	char stats_file[PATH_MAX];
 	int verbosity;
 };
 
 RTO_HIDDEN extern struct rto_options rto_opt;
+
+/* mark= policies; the low four are also a thread's traits (automark.c). */
+#define RTO_MARK_MAIN 0x01 /* the initial thread */
+#define RTO_MARK_RT   0x02 /* SCHED_FIFO or SCHED_RR */
+#define RTO_MARK_CPUS 0x04 /* affinity inside rt_cpus */
+#define RTO_MARK_NAME 0x08 /* name matches mark_name */
+#define RTO_MARK_ALL  0x10 /* every thread */
 
 /* Defaults into *o. */
 RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
@@ -88,10 +97,12 @@ enum rto_route {
 };
 
 struct rto_thread {
-	unsigned char route; /* the only field the unmarked fast path reads */
-	unsigned char mode;  /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
-	int prio;	     /* SCHED_FIFO/RR priority at mark time, 0 if other */
-	uint64_t sigmask;    /* signal mask at mark time, for process-class calls */
+	unsigned char route;	 /* the only field the unmarked fast path reads */
+	unsigned char mode;	 /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
+	int prio;		 /* SCHED_FIFO/RR priority at mark time, 0 if other */
+	unsigned char by_policy; /* marked by mark=, not by the API */
+	unsigned char traits;	 /* RTO_MARK_* bits this thread has now (automark.c) */
+	uint64_t sigmask;	 /* signal mask at mark time, for process-class calls */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
@@ -104,6 +115,14 @@ static inline int rto_direct(void)
 {
 	return RTO_LIKELY(rto_self.route != RTO_ROUTE_MARKED);
 }
+
+/* thread.c: what a helper must know of its caller (priority, signal mask). */
+RTO_HIDDEN void rto_thread_capture(struct rto_thread *t);
+
+/* automark.c: mark= for programs that cannot call the API. */
+RTO_HIDDEN void rto_automark_init(void);
+RTO_HIDDEN extern int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *,
+						 void *(*)(void *), void *);
 
 /* ---- the wrapped-function registry (shims.c, wrap_*.c) ----------------- */
 

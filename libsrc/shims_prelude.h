@@ -33,5 +33,10 @@
 #undef putc
 #undef getc
 #undef putchar
+#undef putc_unlocked
+#undef putchar_unlocked
+#undef fputc_unlocked
+#undef fread_unlocked
+#undef fwrite_unlocked
 
 #endif

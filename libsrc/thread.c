@@ -22,18 +22,18 @@ int rto_thread_mode(void)
  * started by system()/posix_spawn() inherit the mask of the thread that
  * spawns them).  Two short syscalls, at mark time, never per call.
  */
-static void capture_identity(void)
+void rto_thread_capture(struct rto_thread *t)
 {
 	struct sched_param sp;
 	int policy;
 	sigset_t mask;
 
-	rto_self.prio = 0;
+	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
-		rto_self.prio = sp.sched_priority;
+		t->prio = sp.sched_priority;
 	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0)
-		memcpy(&rto_self.sigmask, &mask, sizeof(rto_self.sigmask));
+		memcpy(&t->sigmask, &mask, sizeof(t->sigmask));
 }
 
 RTO_EXPORT int rt_offload_mark_thread(void)
@@ -46,7 +46,8 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 	}
 	if (rto_helpers_start() != 0)
 		return -1;
-	capture_identity();
+	rto_thread_capture(&rto_self);
+	rto_self.by_policy = 0;
 	rto_self.route = RTO_ROUTE_MARKED;
 	errno = saved;
 	return 0;
@@ -54,6 +55,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
+	rto_self.by_policy = 0;
 	rto_self.route = RTO_ROUTE_DIRECT;
 	return 0;
 }

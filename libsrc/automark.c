@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mark=: mark the threads of a program that cannot call the API.
+ *
+ * A thread's traits (main, realtime policy, affinity inside rt_cpus, name
+ * matching the glob) change only through a few calls, so they are tracked
+ * there, never per wrapped call:
+ *   thread start      pthread_create (all four traits, queried once)
+ *   scheduling        sched_setscheduler, sched_setparam, pthread_setschedparam
+ *   affinity          sched_setaffinity, pthread_setaffinity_np
+ *   name              pthread_setname_np, prctl(PR_SET_NAME)
+ * These wrappers always run the real call on the calling thread (they act on
+ * thread identity) and only then update the traits and the mark.  A change
+ * made to another thread finds it in a small registry of live threads.
+ *
+ * Not seen: sched_setattr() (glibc 2.36 has no wrapper; a raw syscall()
+ * cannot be interposed) and changes made from outside the process
+ * (chrt -p, taskset -p).  A thread marked through the API is left alone.
+ */
+#include "rto.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_pthread_setschedparam)(pthread_t, int, const struct sched_param *);
+static int (*real_sched_setscheduler)(pid_t, int, const struct sched_param *);
+static int (*real_sched_setparam)(pid_t, const struct sched_param *);
+static int (*real_sched_setaffinity)(pid_t, size_t, const cpu_set_t *);
+static int (*real_pthread_setaffinity_np)(pthread_t, size_t, const cpu_set_t *);
+static int (*real_pthread_setname_np)(pthread_t, const char *);
+static int (*real_prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+
+static void resolve_reals(void);
+#define REAL(p) (RTO_LIKELY(p != NULL) ? p : (resolve_reals(), p))
+
+/* ---- deciding ---------------------------------------------------------- */
+
+static int wanted(unsigned traits)
+{
+	return (rto_opt.mark & RTO_MARK_ALL) || (rto_opt.mark & traits);
+}
+
+/* Mark or unmark by the traits; a thread marked by the API stays as it is. */
+static void apply(struct rto_thread *t)
+{
+	unsigned char route = CMM_LOAD_SHARED(t->route);
+
+	if (route != RTO_ROUTE_DIRECT && !t->by_policy)
+		return;
+	if (wanted(t->traits)) {
+		t->by_policy = 1;
+		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
+	} else if (t->by_policy) {
+		t->by_policy = 0;
+		uatomic_cmpxchg(&t->route, RTO_ROUTE_MARKED, RTO_ROUTE_DIRECT);
+	}
+}
+
+static void set_trait(struct rto_thread *t, unsigned trait, int on)
+{
+	t->traits = on ? (t->traits | trait) : (t->traits & ~trait);
+	apply(t);
+}
+
+static int is_rt_policy(int policy)
+{
+	policy &= ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+static int cpus_inside_rt(size_t size, const cpu_set_t *set)
+{
+	cpu_set_t outside;
+
+	if (!rto_opt.rt_cpus_set || CPU_COUNT_S(size, set) == 0)
+		return 0;
+	size = size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t);
+	CPU_ZERO(&outside);
+	memcpy(&outside, set, size);
+	CPU_AND(&outside, &outside, &rto_opt.rt_cpus);
+	return CPU_COUNT_S(size, &outside) == CPU_COUNT_S(size, set);
+}
+
+static int name_matches(const char *name)
+{
+	return rto_opt.mark_name[0] && fnmatch(rto_opt.mark_name, name, 0) == 0;
+}
+
+/* The calling thread's traits, asked of the kernel: at thread start only. */
+static unsigned query_traits(int is_main)
+{
+	unsigned traits = is_main ? RTO_MARK_MAIN : 0;
+	struct sched_param sp;
+	cpu_set_t set;
+	char name[17] = "";
+	int policy;
+
+	if ((rto_opt.mark & RTO_MARK_RT) &&
+	    pthread_getschedparam(pthread_self(), &policy, &sp) == 0 && is_rt_policy(policy))
+		traits |= RTO_MARK_RT;
+	if ((rto_opt.mark & RTO_MARK_CPUS) && sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    cpus_inside_rt(sizeof(set), &set))
+		traits |= RTO_MARK_CPUS;
+	if ((rto_opt.mark & RTO_MARK_NAME) &&
+	    real_prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0 && name_matches(name))
+		traits |= RTO_MARK_NAME;
+	return traits;
+}
+
+/* ---- the registry of live threads, for changes made to another thread ---- */
+
+#define REGISTRY_SIZE 1024
+
+struct entry {
+	pthread_t thread;
+	pid_t tid;
+	struct rto_thread *t;
+};
+
+static struct entry registry[REGISTRY_SIZE];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t registry_key;
+
+static void registry_add(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_SIZE; i++) {
+		if (!registry[i].t) {
+			registry[i] = (struct entry){pthread_self(), (pid_t)syscall(SYS_gettid),
+						     &rto_self};
+			pthread_setspecific(registry_key, &registry[i]);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove(void *slot)
+{
+	pthread_mutex_lock(&registry_lock);
+	memset(slot, 0, sizeof(struct entry));
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* Run fn on the thread's state, under the lock so that it cannot exit meanwhile. */
+static void with_thread(int by_tid, pthread_t thread, pid_t tid, unsigned trait, int on)
+{
+	if (rto_helper_is_self()) /* a helper naming or pinning itself: never marked */
+		return;
+	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
+		   : pthread_equal(thread, pthread_self())) {
+		set_trait(&rto_self, trait, on);
+		return;
+	}
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_SIZE; i++) {
+		struct entry *e = &registry[i];
+		if (e->t && (by_tid ? e->tid == tid : pthread_equal(e->thread, thread))) {
+			set_trait(e->t, trait, on);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/* ---- thread start ------------------------------------------------------ */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	free(p);
+	registry_add();
+	rto_self.traits = (unsigned char)query_traits(0);
+	apply(&rto_self);
+	if (rto_self.route != RTO_ROUTE_DIRECT)
+		rto_thread_capture(&rto_self);
+	return s.fn(s.arg);
+}
+
+static int policy_active(void)
+{
+	return rto_opt.mark & ~RTO_MARK_MAIN;
+}
+
+RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+			      void *arg)
+{
+	if (!policy_active() || rto_helper_is_self())
+		return REAL(rto_real_pthread_create)(thread, attr, fn, arg);
+	struct start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	int err = REAL(rto_real_pthread_create)(thread, attr, thread_start, s);
+	if (err)
+		free(s);
+	return err;
+}
+
+/* ---- transitions --------------------------------------------------------- */
+
+static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, int prio)
+{
+	if (!(rto_opt.mark & RTO_MARK_RT))
+		return;
+	with_thread(by_tid, thread, tid, RTO_MARK_RT, is_rt_policy(policy));
+	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
+		   : pthread_equal(thread, pthread_self()))
+		rto_self.prio = is_rt_policy(policy) ? prio : 0;
+}
+
+RTO_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
+{
+	int err = REAL(real_pthread_setschedparam)(thread, policy, sp);
+	if (!err)
+		sched_changed(0, thread, 0, policy, sp->sched_priority);
+	return err;
+}
+
+RTO_EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_param *sp)
+{
+	int ret = REAL(real_sched_setscheduler)(pid, policy, sp);
+	if (ret == 0)
+		sched_changed(1, 0, pid, policy, sp->sched_priority);
+	return ret;
+}
+
+RTO_EXPORT int sched_setparam(pid_t pid, const struct sched_param *sp)
+{
+	int ret = REAL(real_sched_setparam)(pid, sp);
+	int saved = errno;
+	if (ret == 0 && pid == 0 && is_rt_policy(sched_getscheduler(0)))
+		rto_self.prio = sp->sched_priority;
+	errno = saved;
+	return ret;
+}
+
+RTO_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	int ret = REAL(real_sched_setaffinity)(pid, size, set);
+	if (ret == 0 && (rto_opt.mark & RTO_MARK_CPUS))
+		with_thread(1, 0, pid, RTO_MARK_CPUS, cpus_inside_rt(size, set));
+	return ret;
+}
+
+RTO_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
+{
+	int err = REAL(real_pthread_setaffinity_np)(thread, size, set);
+	if (!err && (rto_opt.mark & RTO_MARK_CPUS))
+		with_thread(0, thread, 0, RTO_MARK_CPUS, cpus_inside_rt(size, set));
+	return err;
+}
+
+RTO_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	int err = REAL(real_pthread_setname_np)(thread, name);
+	if (!err && (rto_opt.mark & RTO_MARK_NAME))
+		with_thread(0, thread, 0, RTO_MARK_NAME, name_matches(name));
+	return err;
+}
+
+RTO_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+
+	/* prctl's extra arguments are all unsigned long-sized: pass four on. */
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	int ret = REAL(real_prctl)(option, a[0], a[1], a[2], a[3]);
+	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME) &&
+	    !rto_helper_is_self())
+		set_trait(&rto_self, RTO_MARK_NAME, name_matches((const char *)a[0]));
+	return ret;
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static void *must_resolve(const char *name)
+{
+	void *p = rto_resolve(name, NULL);
+	if (!p)
+		rto_die(70, "libc has no '%s'", name);
+	return p;
+}
+
+static void registry_after_fork(void)
+{
+	/* Only the forking thread lives on in the child. */
+	memset(registry, 0, sizeof(registry));
+	pthread_mutex_init(&registry_lock, NULL);
+	if (policy_active())
+		registry_add();
+}
+
+/* Also called by a wrapper that runs before our constructor. */
+static void resolve_reals(void)
+{
+	rto_real_pthread_create = must_resolve("pthread_create");
+	real_pthread_setschedparam = must_resolve("pthread_setschedparam");
+	real_sched_setscheduler = must_resolve("sched_setscheduler");
+	real_sched_setparam = must_resolve("sched_setparam");
+	real_sched_setaffinity = must_resolve("sched_setaffinity");
+	real_pthread_setaffinity_np = must_resolve("pthread_setaffinity_np");
+	real_pthread_setname_np = must_resolve("pthread_setname_np");
+	real_prctl = must_resolve("prctl");
+}
+
+void rto_automark_init(void)
+{
+	resolve_reals();
+	if (!rto_opt.mark)
+		return;
+	pthread_key_create(&registry_key, registry_remove);
+	pthread_atfork(NULL, NULL, registry_after_fork);
+	if (policy_active())
+		registry_add();
+	/* The initial thread: started under chrt, taskset, or just "main". */
+	rto_self.traits = (unsigned char)query_traits(1);
+	apply(&rto_self);
+	if (rto_self.route != RTO_ROUTE_DIRECT)
+		rto_thread_capture(&rto_self);
+}
