@@ -4,12 +4,14 @@
  * offloaded calls.  Not realtime code; they may lock and make syscalls.
  *
  * Idle protocol, with the caller's side in transport.c:
- *   - one worker at a time polls the queue for helper_idle_us ("poller"),
- *     the others sleep on q->wake_seq;
- *   - a caller wakes a sleeper only when nobody polls;
- *   - a worker that takes a request while more work is queued and nobody
- *     polls wakes a sleeper first, so a long call (getaddrinfo, a blocking
- *     read) in one worker does not hold up the others' requests.
+ *   - q->awake counts workers not asleep, busy or idle; it changes only when
+ *     a worker falls asleep or wakes, so callers read it without pulling a
+ *     line that changes on every request;
+ *   - one idle worker at a time polls the queue for helper_idle_us, the
+ *     others sleep on q->wake_seq;
+ *   - a caller wakes a sleeper when nobody is awake, and again when its
+ *     request is still unserved after spin_ns (every awake worker is inside
+ *     a long call): a blocking call in one worker does not hold up others.
  */
 #include "rto.h"
 
@@ -77,12 +79,6 @@ static int has_work(struct rto_queue *q)
 	return !cds_wfcq_empty(&q->head, &q->tail) || CMM_LOAD_SHARED(q->pending) != NULL;
 }
 
-static void wake_one(struct rto_queue *q)
-{
-	uatomic_inc(&q->wake_seq);
-	rto_futex_wake(&q->wake_seq, 1);
-}
-
 /* ---- running one request ------------------------------------------------- */
 
 static void set_priority(int prio)
@@ -127,13 +123,18 @@ static void execute(struct rto_req *r)
 
 /* ---- the worker loop ------------------------------------------------------ */
 
+/*
+ * Poll only head.next: an enqueue into an empty queue ends by storing it,
+ * and reading the tail too would pull the callers' line over here on every
+ * turn.  The check before sleeping (idle) is the full one.
+ */
 static int poll_for_work(struct rto_queue *q)
 {
 	uint64_t deadline = rto_now_ns() + rto_opt.helper_idle_us * 1000;
 
 	do {
 		for (int i = 0; i < 256; i++) {
-			if (has_work(q))
+			if (CMM_LOAD_SHARED(q->head.node.next) || CMM_LOAD_SHARED(q->pending))
 				return 1;
 			caa_cpu_relax();
 		}
@@ -144,15 +145,16 @@ static int poll_for_work(struct rto_queue *q)
 static void idle(struct rto_queue *q)
 {
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
-	if (uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q)) {
-		uatomic_add_return(&q->pollers, -1);
-		return;
-	}
-	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
-	uatomic_add_return(&q->sleepers, 1); /* before pollers--: see transport.c */
+	int polls = uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q);
 	uatomic_add_return(&q->pollers, -1);
+	if (polls)
+		return;
+	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
+	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
+	uatomic_add_return(&q->awake, -1);
 	if (!has_work(q))
 		rto_futex_wait(&q->wake_seq, seq);
+	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
 }
 
@@ -187,6 +189,7 @@ static void *worker_main(void *arg)
 	char name[16];
 
 	rto_is_helper = 1;
+	uatomic_add_return(&q->awake, 1);
 	snprintf(name, sizeof(name), "rtoffload/%d", ws->index);
 	pthread_setname_np(pthread_self(), name);
 	pin_and_prioritise(&ws->cpus);
@@ -196,9 +199,6 @@ static void *worker_main(void *arg)
 			idle(q);
 			continue;
 		}
-		if (has_work(q) && CMM_LOAD_SHARED(q->pollers) == 0 &&
-		    CMM_LOAD_SHARED(q->sleepers) > 0)
-			wake_one(q);
 		execute(r);
 	}
 	return NULL;

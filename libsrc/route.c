@@ -69,7 +69,7 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	/* A signal handler's wrapped call during the wait runs directly. */
 	rto_self.route = RTO_ROUTE_BUSY;
 	uint64_t t0 = rto_now_ns();
-	rto_offload(&req);
+	rto_offload(&req, t0);
 	uint64_t ns = rto_now_ns() - t0;
 	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
 		rto_self.route = RTO_ROUTE_MARKED;

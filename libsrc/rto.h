@@ -227,20 +227,30 @@ struct rto_req {
 	uint64_t sigmask; /* caller's signal mask, for process-class calls */
 };
 
-/* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. */
-RTO_HIDDEN void rto_offload(struct rto_req *req);
+/* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
+RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
 
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
+#define RTO_CACHELINE 64
+
+/*
+ * Grouped by who writes what, one cache line each, so that a request costs
+ * as few line transfers as the queue allows.
+ */
 struct rto_queue {
-	struct __cds_wfcq_head head; /* callers enqueue here, wait-free */
-	struct cds_wfcq_tail tail;
-	int32_t pollers;	    /* workers spinning on the queue */
+	/* Workers' side: dequeue, priority list, dispatch lock. */
+	struct __cds_wfcq_head head __attribute__((aligned(RTO_CACHELINE)));
+	pthread_mutex_t dispatch; /* one worker at a time dequeues and sorts */
+	int32_t pollers;	  /* idle workers polling (at most one polls) */
+	struct rto_req *pending;  /* dequeued, by priority; under dispatch */
+	/* Callers' side: the tail they exchange. */
+	struct cds_wfcq_tail tail __attribute__((aligned(RTO_CACHELINE)));
+	/* Read by every caller; written only when a worker falls asleep or wakes. */
+	int32_t awake __attribute__((aligned(RTO_CACHELINE))); /* workers not asleep */
 	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
 	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
-	pthread_mutex_t dispatch;   /* one worker at a time dequeues and sorts */
-	struct rto_req *pending;    /* dequeued, by priority; under dispatch */
 };
 
 /* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */

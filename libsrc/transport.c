@@ -8,18 +8,22 @@
 
 #include <errno.h>
 
-static void wake_worker_if_asleep(struct rto_queue *q)
+static void wake_worker(struct rto_queue *q)
+{
+	uatomic_inc(&q->wake_seq);
+	rto_futex_wake(&q->wake_seq, 1);
+}
+
+static void wake_worker_if_all_asleep(struct rto_queue *q)
 {
 	/*
 	 * cds_wfcq_enqueue() published the request with uatomic_xchg(), a full
-	 * barrier, so these loads come after it.  A worker about to sleep does
-	 * sleepers++, pollers--, then re-checks the queue (full barriers too):
-	 * either it sees our request or we see it asleep.
+	 * barrier, so this load comes after it.  A worker about to sleep does
+	 * sleepers++, awake--, then re-checks the queue (full barriers too):
+	 * either it sees our request or we see that nobody is awake.
 	 */
-	if (CMM_LOAD_SHARED(q->pollers) > 0 || CMM_LOAD_SHARED(q->sleepers) == 0)
-		return;
-	uatomic_inc(&q->wake_seq);
-	rto_futex_wake(&q->wake_seq, 1);
+	if (CMM_LOAD_SHARED(q->awake) == 0)
+		wake_worker(q);
 }
 
 static int done(struct rto_req *r)
@@ -31,9 +35,9 @@ static int done(struct rto_req *r)
 }
 
 /* Spin up to spin_ns; the clock is read every 64 polls to keep it cheap. */
-static int spin_until_done(struct rto_req *r)
+static int spin_until_done(struct rto_req *r, uint64_t t0)
 {
-	uint64_t deadline = rto_now_ns() + rto_opt.spin_ns;
+	uint64_t deadline = t0 + rto_opt.spin_ns;
 
 	do {
 		for (int i = 0; i < 64; i++) {
@@ -45,8 +49,16 @@ static int spin_until_done(struct rto_req *r)
 	return done(r);
 }
 
-static void sleep_until_done(struct rto_req *r)
+static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 {
+	/*
+	 * Not served within spin_ns: the awake workers may all be inside long
+	 * calls (a blocking read, getaddrinfo).  Wake a sleeper to take ours;
+	 * if it finds nothing it goes back to sleep.  We are about to sleep
+	 * anyway, so this costs the hot path nothing.
+	 */
+	if (CMM_LOAD_SHARED(q->sleepers) > 0)
+		wake_worker(q);
 	/* Tell the worker we sleep; if it finished meanwhile, do not. */
 	if (uatomic_cmpxchg(&r->state, RTO_REQ_PENDING, RTO_REQ_WAITING) == RTO_REQ_DONE) {
 		cmm_smp_rmb();
@@ -57,7 +69,7 @@ static void sleep_until_done(struct rto_req *r)
 		rto_futex_wait(&r->state, RTO_REQ_WAITING);
 }
 
-void rto_offload(struct rto_req *r)
+void rto_offload(struct rto_req *r, uint64_t t0)
 {
 	struct rto_queue *q = rto_q;
 
@@ -65,7 +77,7 @@ void rto_offload(struct rto_req *r)
 	r->state = RTO_REQ_PENDING;
 	cds_wfcq_node_init(&r->node);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
-	wake_worker_if_asleep(q);
-	if (!spin_until_done(r))
-		sleep_until_done(r);
+	wake_worker_if_all_asleep(q);
+	if (!spin_until_done(r, t0))
+		sleep_until_done(q, r);
 }
