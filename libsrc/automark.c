@@ -222,6 +222,8 @@ static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, i
 	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self()))
 		rto_self.prio = is_rt_policy(policy) ? prio : 0;
+	if (is_rt_policy(policy))
+		rto_helpers_raise_ceiling(prio);
 }
 
 RTO_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)

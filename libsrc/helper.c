@@ -81,6 +81,21 @@ static int has_work(struct rto_queue *q)
 
 /* ---- running one request ------------------------------------------------- */
 
+static int prio_ceiling; /* highest priority of a marked thread so far */
+
+void rto_helpers_raise_ceiling(int prio)
+{
+	int cur = CMM_LOAD_SHARED(prio_ceiling);
+
+	/* Bounded: each failed try means another thread raised it. */
+	for (int i = 0; i < 8 && prio > cur; i++) {
+		int seen = uatomic_cmpxchg(&prio_ceiling, cur, prio);
+		if (seen == cur)
+			return;
+		cur = seen;
+	}
+}
+
 static void set_priority(int prio)
 {
 	struct sched_param sp = {.sched_priority = prio};
@@ -89,6 +104,25 @@ static void set_priority(int prio)
 		return;
 	rto_helper_prio = prio; /* also when refused: do not retry on every call */
 	pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
+/*
+ * A write to a closed pipe or past RLIMIT_FSIZE raises SIGPIPE or SIGXFSZ
+ * at the thread that made it: here, where every signal is blocked, so it
+ * would stay pending forever.  Take it and give it to the caller.
+ */
+static int take_call_signal(int err)
+{
+	static const struct timespec zero;
+	sigset_t set;
+
+	if (err != EPIPE && err != EFBIG)
+		return 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGXFSZ);
+	int sig = sigtimedwait(&set, NULL, &zero);
+	return sig > 0 ? sig : 0;
 }
 
 static void execute(struct rto_req *r)
@@ -109,6 +143,7 @@ static void execute(struct rto_req *r)
 	errno = r->err;
 	r->fn->run(r->args);
 	r->err = errno;
+	r->signo = take_call_signal(r->err);
 
 	if (r->stream)
 		rto_stream_return(r->stream, r->owner);
@@ -144,6 +179,13 @@ static int poll_for_work(struct rto_queue *q)
 
 static void idle(struct rto_queue *q)
 {
+	/*
+	 * inherit: wait at the ceiling, so that a realtime caller's wake-up is
+	 * not starved by whatever runs on the housekeeping CPU; execute() then
+	 * drops to the caller's own priority for the call.
+	 */
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		set_priority(CMM_LOAD_SHARED(prio_ceiling));
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
 	int polls = uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q);
 	uatomic_add_return(&q->pollers, -1);

@@ -7,6 +7,8 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "rtoffload.h"
 #include "shims_prelude.h" /* rto_fn_fclose */
@@ -74,6 +76,8 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
 		rto_self.route = RTO_ROUTE_MARKED;
 	rto_stats_offloaded(fn, ns);
+	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
+		pthread_kill(pthread_self(), req.signo);
 	errno = req.err;
 	return 0;
 }

@@ -225,6 +225,7 @@ struct rto_req {
 	int prio;	  /* caller's realtime priority, for ordering and inherit */
 	uint32_t state;	  /* futex word, enum rto_req_state */
 	uint64_t sigmask; /* caller's signal mask, for process-class calls */
+	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -259,6 +260,8 @@ RTO_HIDDEN extern struct rto_queue *rto_q;
 /* helper.c: start the workers (idempotent).  0, or -1 with errno. */
 RTO_HIDDEN int rto_helpers_start(void);
 RTO_HIDDEN int rto_helper_is_self(void);
+/* helper_priority=inherit: idle workers wait at the highest marked priority. */
+RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 
 /* stdio_lock.c: hand a FILE lock held by the caller over to the helper. */
 RTO_HIDDEN void rto_stream_selftest(void);

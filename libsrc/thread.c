@@ -34,6 +34,7 @@ void rto_thread_capture(struct rto_thread *t)
 		t->prio = sp.sched_priority;
 	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0)
 		memcpy(&t->sigmask, &mask, sizeof(t->sigmask));
+	rto_helpers_raise_ceiling(t->prio);
 }
 
 RTO_EXPORT int rt_offload_mark_thread(void)
