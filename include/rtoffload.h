@@ -37,6 +37,7 @@
  */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -59,6 +60,13 @@ extern "C" {
  * failure value is returned (-1, NULL, EOF, or EAI_SYSTEM for getaddrinfo).
  */
 #define RT_OFFLOAD_STRICT_ERRNO EPERM
+
+/*
+ * With on_strict=signal, a refused call also sends this signal to the
+ * calling thread (as Xenomai's SIGDEBUG), with si_value.sival_ptr pointing
+ * to the name of the refused function.
+ */
+#define RT_OFFLOAD_SIGDEBUG SIGXCPU
 
 struct rt_offload_stats {
 	uint64_t offloaded; /* calls run on a helper for a marked thread */

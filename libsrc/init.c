@@ -12,6 +12,8 @@ __attribute__((constructor)) static void rto_init(void)
 {
 	rto_options_load(); /* a bad option ends the program: exit 78 */
 	rto_resolve_all();
+	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
+	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init();
 	rto_stream_selftest();
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */

@@ -199,6 +199,24 @@ static int parse_mark(const struct key *k, struct val v, struct rto_options *o)
 	return 0;
 }
 
+/* The rules are checked against the call table at load (policy.c). */
+static int parse_policy(const struct key *k, struct val v, struct rto_options *o)
+{
+	(void)k;
+	if (v.n >= sizeof(o->policy))
+		return -1;
+	memcpy(o->policy, v.s, v.n);
+	o->policy[v.n] = '\0';
+	return 0;
+}
+
+static const struct word on_strict_words[] = {
+	{"errno", RTO_ON_STRICT_ERRNO},
+	{"signal", RTO_ON_STRICT_SIGNAL},
+	{"abort", RTO_ON_STRICT_ABORT},
+	{NULL, 0},
+};
+
 static const struct word modes[] = {
 	{"offload", RT_OFFLOAD_MODE_OFFLOAD},
 	{"strict", RT_OFFLOAD_MODE_STRICT},
@@ -258,6 +276,15 @@ static const struct key keys[] = {
 	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000"),
 	NUMBER(stats, 0, 1, "0 or 1"),
 	PATH(stats_file),
+	PATH(policy_file),
+	PATH(report_path),
+	PATH(suppressions),
+	KEY("policy", parse_policy, 0, 0, NULL,
+	    "a comma list of NAME:HANDLING, NAME a call or a class, HANDLING offload, local, "
+	    "strict or warn"),
+	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
+	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
+	NUMBER(report_offloads, 0, 1, "0 or 1"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
@@ -273,6 +300,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->mode = RT_OFFLOAD_MODE_OFFLOAD;
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
+	o->report_max = 100;
 }
 
 /*
@@ -377,17 +405,25 @@ static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg 
 	return 0;
 }
 
-/* The ':' that ends the segment at s; a ':' inside key="..." does not. */
+/*
+ * The ':' that ends the segment at s.  A value may itself hold ':'
+ * (mark=name:ctl*, policy=fsync:strict,dns:offload), so a ':' ends a
+ * segment only when what follows it up to the next ':' has an '=', i.e.
+ * looks like the next key; a quoted value (key="a:b") hides its ':' too.
+ */
 static const char *segment_end(const char *s)
 {
-	const char *end = s + strcspn(s, ":=");
+	const char *eq = s + strcspn(s, ":=");
+	const char *p = eq;
 
-	if (*end == '=' && end[1] == '"') {
-		const char *close = strchr(end + 2, '"');
-		if (close)
-			return close + strcspn(close, ":");
+	if (*eq == '=' && eq[1] == '"' && strchr(eq + 2, '"'))
+		p = strchr(eq + 2, '"');
+	for (p += strcspn(p, ":"); *p; p += 1 + strcspn(p + 1, ":")) {
+		const char *next = p + 1 + strcspn(p + 1, ":=");
+		if (*next == '=' || p == eq || next == p + 1) /* key=, bare key, or empty */
+			return p;
 	}
-	return end + strcspn(end, ":");
+	return p;
 }
 
 /*

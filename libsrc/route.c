@@ -16,6 +16,7 @@
 static int refuse(struct rto_fn *fn)
 {
 	rto_stats_denied(fn);
+	rto_callsite_event(RTO_EVENT_STRICT, fn, 0);
 	errno = RT_OFFLOAD_STRICT_ERRNO;
 	return -1;
 }
@@ -44,6 +45,11 @@ static int start_helpers(void)
 int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 {
 	if (fn->handling == RTO_LOCAL) {
+		run_here(fn, args);
+		return 0;
+	}
+	if (fn->handling == RTO_WARN) {
+		rto_callsite_event(RTO_EVENT_WARN, fn, 0);
 		run_here(fn, args);
 		return 0;
 	}
@@ -76,6 +82,8 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
 		rto_self.route = RTO_ROUTE_MARKED;
 	rto_stats_offloaded(fn, ns);
+	if (RTO_UNLIKELY(rto_opt.report_offloads))
+		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
 		pthread_kill(pthread_self(), req.signo);
 	errno = req.err;

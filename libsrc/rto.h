@@ -52,6 +52,13 @@ struct rto_options {
 	char mark_name[64];	 /* mark=name:GLOB */
 	int stats;		 /* stats=0|1 */
 	char stats_file[PATH_MAX];
+	char policy[1024];	     /* policy=RULE,RULE: checked by policy.c */
+	char policy_file[PATH_MAX];  /* policy_file=PATH */
+	int on_strict;		     /* on_strict=errno|signal|abort: RTO_ON_STRICT_* */
+	char report_path[PATH_MAX];  /* report_path=PATH; empty: stderr */
+	unsigned report_max;	     /* report_max=N */
+	char suppressions[PATH_MAX]; /* suppressions=PATH */
+	int report_offloads;	     /* report_offloads=0|1 */
 	int verbosity;
 };
 
@@ -138,7 +145,31 @@ enum rto_class {
 	RTO_CLASS_COUNT
 };
 
-enum rto_handling { RTO_OFFLOAD, RTO_LOCAL, RTO_STRICT };
+struct rto_fn;
+
+enum rto_handling {
+	RTO_OFFLOAD, /* run on a helper (the default for non-deterministic calls) */
+	RTO_LOCAL,   /* allow-list: run on the caller */
+	RTO_STRICT,  /* refuse: RT_OFFLOAD_STRICT_ERRNO */
+	RTO_WARN,    /* run on the caller, and report where it came from */
+};
+
+enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
+
+/* policy.c: policy= and policy_file=, applied to the descriptors at load. */
+RTO_HIDDEN void rto_policy_load(void);
+/*
+ * Apply one "name:handling" rule (name: a function or a class) to the
+ * descriptors.  Returns 0, or -1 with a one-line reason in err.
+ */
+RTO_HIDDEN int rto_policy_rule(const char *rule, size_t n, char *err, size_t len);
+
+/* callsite.c: where does realtime code make this call? */
+enum rto_event { RTO_EVENT_WARN, RTO_EVENT_STRICT, RTO_EVENT_OFFLOAD };
+/* Report (once per call site, then count) that fn was called from here. */
+RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);
+RTO_HIDDEN void rto_callsite_init(void);
+RTO_HIDDEN void rto_callsite_at_exit(int fd);
 
 #define RTO_HIST_SUB	 8  /* sub-buckets per power of two: 12.5% resolution */
 #define RTO_HIST_POW	 40 /* up to 2^40 ns, about 18 minutes */

@@ -252,6 +252,7 @@ void rto_stats_at_exit(void)
 		o.fd = 2;
 		write_table(&o);
 		out_flush(&o);
+		rto_callsite_at_exit(2);
 	}
 	if (!rto_opt.stats_file[0])
 		return;

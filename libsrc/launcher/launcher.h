@@ -23,7 +23,6 @@
 /* The library's bounds for the values the launcher checks (options.c). */
 #define WORKERS_MAX	64
 #define MARK_GLOB_MAX	63 /* mark=name:GLOB, rto_options.mark_name[64] */
-#define CPULIST_HINT	"a CPU list like 1,4-7"
 
 /* What the flags asked for; NULL or 0 when a flag was not given. */
 struct launch {

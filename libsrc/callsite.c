@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where does my realtime code do this?  warn and strict events, and with
+ * report_offloads=1 every offload, are attributed to the call site: the
+ * return addresses of the caller's stack, hashed.  The first event of a
+ * site is reported with a symbolized libunwind backtrace; later ones are
+ * only counted, and the counts are listed at exit.
+ *
+ *   ==PID==rtoffload: warn 'fsync' from realtime thread 'ctl' (tid N)
+ *       #0 0x55d0c0a1b2c3 in save_state (/usr/bin/app+0x1b2c3)
+ *       ...
+ *   SUMMARY: rtoffload: warn 'fsync' in save_state
+ *
+ * This is a diagnostic path: the first report of a site unwinds and writes
+ * on the caller's thread.  Repeats cost one unw_backtrace and a lock-free
+ * lookup.  Suppressions (suppressions=PATH) take "function:GLOB" (the
+ * wrapped call) and "stack:GLOB" (any frame's function) lines.
+ */
+#define UNW_LOCAL_ONLY
+#include "rto.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rtoffload.h"
+
+#define SITES 4096 /* power of two */
+#define DEPTH 32
+
+struct site {
+	uint64_t key; /* hash of the stack and the event; 0: free */
+	uint64_t count;
+	uint64_t total_ns, max_ns;
+	struct rto_fn *fn;
+	int event;
+	int suppressed;
+	char where[64]; /* first frame outside the library */
+};
+
+static struct site sites[SITES];
+static unsigned reports;
+static int report_fd = 2;
+
+static const char *const event_names[] = {"warn", "strict", "offload"};
+
+/* ---- suppressions ---------------------------------------------------------- */
+
+static char supp_text[16384];
+
+static int suppressed_by(const char *kind, const char *name)
+{
+	size_t kn = strlen(kind);
+
+	for (const char *s = supp_text; *s;) {
+		size_t n = strcspn(s, "\n");
+		char pat[256];
+		if (n > kn && n - kn < sizeof(pat) && memcmp(s, kind, kn) == 0) {
+			memcpy(pat, s + kn, n - kn);
+			pat[n - kn] = '\0';
+			if (fnmatch(pat, name, 0) == 0)
+				return 1;
+		}
+		s += n + (s[n] == '\n');
+	}
+	return 0;
+}
+
+static void load_suppressions(void)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, rto_opt.suppressions, O_RDONLY | O_CLOEXEC);
+	long n = 0, total = 0;
+
+	if (fd < 0)
+		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: suppressions=%s: cannot read it",
+			rto_opt.suppressions);
+	while ((size_t)total < sizeof(supp_text) - 1 &&
+	       (n = syscall(SYS_read, fd, supp_text + total, sizeof(supp_text) - 1 - total)) > 0)
+		total += n;
+	syscall(SYS_close, fd);
+	supp_text[total] = '\0';
+	/* Check the syntax now: a typo must not silently suppress nothing. */
+	int line = 0;
+	for (const char *s = supp_text; *s;) {
+		size_t len = strcspn(s, "\n");
+		line++;
+		if (len && *s != '#' && strncmp(s, "function:", 9) && strncmp(s, "stack:", 6))
+			rto_die(RTO_EXIT_CONFIG,
+				"suppressions %s:%d: expected 'function:GLOB' or 'stack:GLOB'",
+				rto_opt.suppressions, line);
+		s += len + (s[len] == '\n');
+	}
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 1)
+		n = sizeof(line) - 1;
+	if (n > 0)
+		syscall(SYS_write, report_fd, line, (size_t)n);
+}
+
+void rto_callsite_init(void)
+{
+	if (rto_opt.suppressions[0])
+		load_suppressions();
+	if (!rto_opt.report_path[0])
+		return;
+	report_fd = (int)syscall(SYS_openat, AT_FDCWD, rto_opt.report_path,
+				 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (report_fd < 0)
+		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: report_path=%s: cannot open it",
+			rto_opt.report_path);
+}
+
+/* ---- the site table --------------------------------------------------------- */
+
+static uint64_t hash_stack(void **ips, int n, int event, struct rto_fn *fn)
+{
+	uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)event ^ (uintptr_t)fn;
+
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uintptr_t)ips[i]) * 0x100000001b3u;
+	return h ? h : 1;
+}
+
+/* The site for key, claimed if new (*fresh = 1).  Lock-free, bounded probing. */
+static struct site *site_of(uint64_t key, int *fresh)
+{
+	*fresh = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		struct site *s = &sites[(key + i) & (SITES - 1)];
+		uint64_t seen = CMM_LOAD_SHARED(s->key);
+		if (seen == 0)
+			seen = uatomic_cmpxchg(&s->key, 0, key);
+		if (seen == 0) {
+			*fresh = 1;
+			return s;
+		}
+		if (seen == key)
+			return s;
+	}
+	return NULL; /* table full: counted nowhere */
+}
+
+static int in_library(unw_word_t ip)
+{
+	static Dl_info self;
+	Dl_info info;
+
+	if (!self.dli_fbase)
+		dladdr((void *)rto_callsite_init, &self);
+	return dladdr((void *)ip, &info) && info.dli_fbase == self.dli_fbase;
+}
+
+/* Walk the stack; print it when print, and note the first frame outside us. */
+static int walk(struct site *s, int print)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	int frame = 0, stack_suppressed = 0;
+
+	unw_getcontext(&uc);
+	if (unw_init_local(&c, &uc) < 0)
+		return 0;
+	while (unw_step(&c) > 0 && frame < DEPTH) {
+		unw_word_t ip, off = 0;
+		char name[128] = "??";
+		Dl_info info = {0};
+		unw_get_reg(&c, UNW_REG_IP, &ip);
+		if (in_library(ip))
+			continue;
+		unw_get_proc_name(&c, name, sizeof(name), &off);
+		dladdr((void *)ip, &info);
+		if (frame == 0)
+			snprintf(s->where, sizeof(s->where), "%s", name);
+		stack_suppressed |= suppressed_by("stack:", name);
+		if (print)
+			out("    #%d 0x%lx in %s+0x%lx (%s+0x%lx)\n", frame, (unsigned long)ip,
+			    name, (unsigned long)off, info.dli_fname ? info.dli_fname : "?",
+			    (unsigned long)(ip - (uintptr_t)info.dli_fbase));
+		frame++;
+	}
+	return stack_suppressed;
+}
+
+static void report(struct site *s, struct rto_fn *fn, int event)
+{
+	char thread[17] = "?";
+
+	prctl(PR_GET_NAME, (unsigned long)thread, 0, 0, 0);
+	s->suppressed = suppressed_by("function:", fn->name) || walk(s, 0);
+	if (s->suppressed || rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
+		return;
+	out("==%d==rtoffload: %s '%s' from realtime thread '%s' (tid %ld)\n", (int)getpid(),
+	    event_names[event], fn->name, thread, (long)syscall(SYS_gettid));
+	walk(s, 1);
+	out("SUMMARY: rtoffload: %s '%s' in %s\n", event_names[event], fn->name, s->where);
+}
+
+static void event_at_site(int event, struct rto_fn *fn, uint64_t ns)
+{
+	void *ips[DEPTH];
+	int fresh;
+
+	int n = unw_backtrace(ips, DEPTH);
+	struct site *s = site_of(hash_stack(ips, n, event, fn), &fresh);
+	if (!s)
+		return;
+	if (fresh) {
+		s->fn = fn;
+		s->event = event;
+		if (event == RTO_EVENT_OFFLOAD)
+			walk(s, 0); /* only to note where */
+		else
+			report(s, fn, event);
+	}
+	uatomic_inc(&s->count);
+	if (event == RTO_EVENT_OFFLOAD) {
+		uatomic_add(&s->total_ns, ns);
+		if (ns > CMM_LOAD_SHARED(s->max_ns))
+			CMM_STORE_SHARED(s->max_ns, ns); /* a racy max: a report, not a bound */
+	}
+	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_ABORT) {
+		if (!fresh || s->suppressed)
+			report(s, fn, event);
+		abort();
+	}
+	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_SIGNAL)
+		pthread_sigqueue(pthread_self(), RT_OFFLOAD_SIGDEBUG,
+				 (union sigval){.sival_ptr = (void *)fn->name});
+}
+
+void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
+{
+	unsigned char route = rto_self.route;
+
+	/* libunwind maps memory, dladdr takes locks: their calls go direct. */
+	rto_self.route = RTO_ROUTE_BUSY;
+	event_at_site(event, fn, ns);
+	if (rto_self.route == RTO_ROUTE_BUSY)
+		rto_self.route = route;
+}
+
+/* At exit, with the stats: one row per call site. */
+void rto_callsite_at_exit(int fd)
+{
+	int saved = report_fd;
+
+	report_fd = fd;
+	for (unsigned i = 0; i < SITES; i++) {
+		struct site *s = &sites[i];
+		if (!s->key || !s->fn)
+			continue;
+		if (s->event == RTO_EVENT_OFFLOAD)
+			out("rtoffload: site %-24s %-8s %-16s count %lu avg_ns %lu max_ns %lu\n",
+			    s->where, "offload", s->fn->name, s->count,
+			    s->count ? s->total_ns / s->count : 0, s->max_ns);
+		else
+			out("rtoffload: site %-24s %-8s %-16s count %lu%s\n", s->where,
+			    event_names[s->event], s->fn->name, s->count,
+			    s->suppressed ? " (suppressed)" : "");
+	}
+	report_fd = saved;
+}

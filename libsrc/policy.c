@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * policy= and policy_file=: the handling of each wrapped call, per class or
+ * per function, over the defaults of shim-gen/calls.tbl.
+ *
+ *   policy=stdio:local,fsync:strict,dns:offload
+ *   policy_file=PATH      one rule a line ("fsync strict" or "fsync:strict"),
+ *                         '#' starts a comment
+ *
+ * Class rules apply first and function rules after them, whatever their
+ * order, so "desc:strict,write:offload" refuses every descriptor call but
+ * write.  Applied once at load, before any thread can be marked.
+ */
+#include "rto.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const char *const class_names[RTO_CLASS_COUNT] = {
+	"desc", "path", "dir", "stdio", "dns", "net", "memory", "process",
+};
+
+static const char *const handling_names[] = {"offload", "local", "strict", "warn"};
+
+static int lookup(const char *const *names, size_t count, const char *s, size_t n)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int fn_named(const struct rto_fn *fn, const char *s, size_t n)
+{
+	return strlen(fn->name) == n && memcmp(fn->name, s, n) == 0;
+}
+
+static int fail(char *err, size_t len, const char *what, const char *s, size_t n)
+{
+	snprintf(err, len, "%s '%.*s'", what, (int)(n > 64 ? 64 : n), s);
+	return -1;
+}
+
+/* The ':' or the blank between name and handling. */
+static const char *separator(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ':' || s[i] == ' ' || s[i] == '\t')
+			return s + i;
+	return NULL;
+}
+
+/* pass 0 applies class rules, pass 1 function rules; both check syntax. */
+static int apply(const char *rule, size_t n, int pass, char *err, size_t len)
+{
+	const char *sep = separator(rule, n);
+	if (!sep)
+		return fail(err, len, "expected NAME:HANDLING, not", rule, n);
+	size_t nn = (size_t)(sep - rule);
+	const char *h = sep + 1;
+	size_t hn = n - nn - 1;
+	while (hn && (*h == ' ' || *h == '\t'))
+		h++, hn--;
+	int handling = lookup(handling_names, 4, h, hn);
+	if (handling < 0)
+		return fail(err, len, "handling must be offload, local, strict or warn, not", h,
+			    hn);
+
+	int cls = lookup(class_names, RTO_CLASS_COUNT, rule, nn);
+	int found = cls >= 0;
+	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
+		if (cls >= 0 ? (*f)->cls == cls && pass == 0 : fn_named(*f, rule, nn) && pass == 1)
+			(*f)->handling = (unsigned char)handling;
+		found |= cls < 0 && fn_named(*f, rule, nn);
+	}
+	return found ? 0 : fail(err, len, "no wrapped call or class named", rule, nn);
+}
+
+int rto_policy_rule(const char *rule, size_t n, char *err, size_t len)
+{
+	if (apply(rule, n, 0, err, len) < 0)
+		return -1;
+	return apply(rule, n, 1, err, len);
+}
+
+/* Each comma-separated rule of list through both passes; -1 at the first bad one. */
+static int apply_list(const char *list, int pass, char *err, size_t len)
+{
+	for (const char *s = list; *s;) {
+		size_t n = strcspn(s, ",");
+		if (n && apply(s, n, pass, err, len) < 0)
+			return -1;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
+/* policy_file: read with raw syscalls (the constructor runs before main). */
+static long read_file(const char *path, char *buf, size_t size)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long total = 0, n = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 &&
+	       (n = syscall(SYS_read, fd, buf + total, size - 1 - (size_t)total)) > 0)
+		total += n;
+	syscall(SYS_close, fd);
+	if (n < 0 || (size_t)total >= size - 1)
+		return -1;
+	buf[total] = '\0';
+	return total;
+}
+
+static int apply_file(const char *text, int pass, char *err, size_t len, int *line)
+{
+	*line = 0;
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, "\n");
+		size_t used = strcspn(s, "#\n");
+		(*line)++;
+		while (used && (s[used - 1] == ' ' || s[used - 1] == '\t' || s[used - 1] == '\r'))
+			used--;
+		size_t lead = strspn(s, " \t");
+		if (used > lead && apply(s + lead, used - lead, pass, err, len) < 0)
+			return -1;
+		s += n + (s[n] == '\n');
+	}
+	return 0;
+}
+
+void rto_policy_load(void)
+{
+	static char text[65536];
+	char err[160];
+	int line;
+
+	for (int pass = 0; pass < 2; pass++)
+		if (apply_list(rto_opt.policy, pass, err, sizeof(err)) < 0)
+			rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: policy=%s: %s", rto_opt.policy,
+				err);
+	if (!rto_opt.policy_file[0])
+		return;
+	if (read_file(rto_opt.policy_file, text, sizeof(text)) < 0)
+		rto_die(RTO_EXIT_CONFIG,
+			"RTOFFLOAD_OPTIONS: policy_file=%s: cannot read it (or over 64 KiB)",
+			rto_opt.policy_file);
+	for (int pass = 0; pass < 2; pass++)
+		if (apply_file(text, pass, err, sizeof(err), &line) < 0)
+			rto_die(RTO_EXIT_CONFIG, "policy_file %s:%d: %s", rto_opt.policy_file, line,
+				err);
+}
