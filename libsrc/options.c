@@ -217,6 +217,32 @@ static const struct word on_strict_words[] = {
 	{NULL, 0},
 };
 
+/* fd_local=pipe,tmpfs,...: the kinds of descriptor whose calls run locally. */
+static int parse_fd_local(const struct key *k, struct val v, struct rto_options *o)
+{
+	static const struct word kinds[] = {
+		{"pipe", RTO_FD_PIPE},
+		{"socket", RTO_FD_SOCKET},
+		{"anon", RTO_FD_ANON},
+		{"tmpfs", RTO_FD_TMPFS},
+		{"null", RTO_FD_NULL},
+		{"none", 0},
+		{NULL, 0},
+	};
+	(void)k;
+	o->fd_local = 0;
+	for (const char *s = v.s, *end = v.s + v.n; s <= end;) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		const char *stop = comma ? comma : end;
+		const struct word *w = find_word(kinds, (struct val){s, (size_t)(stop - s)});
+		if (!w)
+			return -1;
+		o->fd_local |= (unsigned)w->value;
+		s = stop + 1;
+	}
+	return 0;
+}
+
 static const struct word modes[] = {
 	{"offload", RT_OFFLOAD_MODE_OFFLOAD},
 	{"strict", RT_OFFLOAD_MODE_STRICT},
@@ -285,6 +311,8 @@ static const struct key keys[] = {
 	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
 	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
 	NUMBER(report_offloads, 0, 1, "0 or 1"),
+	KEY("fd_local", parse_fd_local, 0, 0, NULL,
+	    "a comma list of pipe, socket, anon, tmpfs, null, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
@@ -301,6 +329,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->report_max = 100;
+	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_NULL;
 }
 
 /*

@@ -42,6 +42,42 @@ static int start_helpers(void)
 	return ret;
 }
 
+/* Offload and wait; the caller's errno becomes the call's. */
+static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
+{
+	struct rto_req req = {
+		.fn = fn,
+		.args = args,
+		.stream = stream_owned,
+		.owner = stream_owned ? rto_stream_owner_if_self(stream_owned) : NULL,
+		.prio = rto_self.prio,
+		.sigmask = rto_self.sigmask,
+	};
+	/* A signal handler's wrapped call during the wait runs directly. */
+	unsigned char route = rto_self.route;
+	rto_self.route = RTO_ROUTE_BUSY;
+	uint64_t t0 = rto_now_ns();
+	rto_offload(&req, t0);
+	uint64_t ns = rto_now_ns() - t0;
+	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
+		rto_self.route = route;
+	rto_stats_offloaded(fn, ns);
+	if (RTO_UNLIKELY(rto_opt.report_offloads) && fn != &rto_fn_fd_classify)
+		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
+	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
+		pthread_kill(pthread_self(), req.signo);
+	errno = req.err;
+}
+
+void rto_offload_internal(struct rto_fn *fn, void *args)
+{
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
+		fn->run(args);
+		return;
+	}
+	offload(fn, args, NULL);
+}
+
 int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 {
 	if (fn->handling == RTO_LOCAL) {
@@ -59,33 +95,23 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 		run_here(fn, args);
 		return 0;
 	}
-
-	struct rto_req req = {
-		.fn = fn,
-		.args = args,
-		.prio = rto_self.prio,
-		.sigmask = rto_self.sigmask,
-	};
-	if (stream && (req.owner = rto_stream_owner_if_self(stream))) {
+	/* Holding the stream's lock (flockfile): lend it to the worker. */
+	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
+	if (owned && (!rto_stream_lending_ok() || fn == &rto_fn_fclose)) {
 		/* fclose() frees the lock we would take back: run it here. */
-		if (!rto_stream_lending_ok() || fn == &rto_fn_fclose) {
-			run_here(fn, args);
-			return 0;
-		}
-		req.stream = stream;
+		run_here(fn, args);
+		return 0;
 	}
-	/* A signal handler's wrapped call during the wait runs directly. */
-	rto_self.route = RTO_ROUTE_BUSY;
-	uint64_t t0 = rto_now_ns();
-	rto_offload(&req, t0);
-	uint64_t ns = rto_now_ns() - t0;
-	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
-		rto_self.route = RTO_ROUTE_MARKED;
-	rto_stats_offloaded(fn, ns);
-	if (RTO_UNLIKELY(rto_opt.report_offloads))
-		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
-	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
-		pthread_kill(pthread_self(), req.signo);
-	errno = req.err;
+	offload(fn, args, owned);
 	return 0;
+}
+
+int rto_call_fd(struct rto_fn *fn, void *args, int fd)
+{
+	/* Short and bounded on this descriptor: deterministic, so run it here. */
+	if (fn->handling == RTO_OFFLOAD && rto_fd_runs_local(fd)) {
+		run_here(fn, args);
+		return 0;
+	}
+	return rto_call(fn, args, NULL);
 }

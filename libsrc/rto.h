@@ -59,6 +59,7 @@ struct rto_options {
 	unsigned report_max;	     /* report_max=N */
 	char suppressions[PATH_MAX]; /* suppressions=PATH */
 	int report_offloads;	     /* report_offloads=0|1 */
+	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
 	int verbosity;
 };
 
@@ -241,6 +242,31 @@ RTO_HIDDEN void rto_resolve_all(void);
  * the FILE the call works on, for stdio calls, or NULL.
  */
 RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, FILE *stream);
+
+/*
+ * Like rto_call() for a call on descriptor fd: an offload-handled call runs
+ * here when fd's kernel path is short and bounded (fdclass.c).
+ */
+RTO_HIDDEN int rto_call_fd(struct rto_fn *fn, void *args, int fd);
+/* Offload fn for the library itself, whatever the policy or mode says. */
+RTO_HIDDEN void rto_offload_internal(struct rto_fn *fn, void *args);
+
+/* ---- fdclass.c: is this descriptor's kernel path short and bounded? ------ */
+
+/* fd_local= kinds */
+#define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
+#define RTO_FD_SOCKET 0x02 /* sockets */
+#define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
+#define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
+#define RTO_FD_NULL   0x10 /* /dev/null, /dev/zero */
+
+/* 1: run locally.  May classify fd first (fstat/fstatfs, offloaded). */
+RTO_HIDDEN int rto_fd_runs_local(int fd);
+/* fd was created, replaced or closed: its cached class is no longer true. */
+RTO_HIDDEN void rto_fd_forget(int fd);
+RTO_HIDDEN void rto_fd_forget_all(void);
+RTO_HIDDEN int rto_fd_of_file(FILE *f);
+RTO_HIDDEN extern struct rto_fn rto_fn_fd_classify; /* counted like a call */
 
 /* ---- transport.c / helper.c: the offload itself -------------------------- */
 

@@ -29,6 +29,12 @@
 
 #include "shims.h" /* generated: rto_real_* and rto_fn_* */
 
+/* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */
+static inline int rto_fd_of_dir(DIR *d)
+{
+	return d ? dirfd(d) : -1;
+}
+
 /* glibc may define these as macros over the functions we wrap. */
 #undef putc
 #undef getc

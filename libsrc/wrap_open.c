@@ -58,31 +58,35 @@ static int route_open(struct rto_fn *fn, int dirfd, const char *path, int flags,
 RTO_EXPORT int open(const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	if (rto_direct())
-		return RTO_HAND_REAL(open)(path, flags, mode);
-	return route_open(&rto_fn_open, AT_FDCWD, path, flags, mode);
+	int fd = rto_direct() ? RTO_HAND_REAL(open)(path, flags, mode)
+			      : route_open(&rto_fn_open, AT_FDCWD, path, flags, mode);
+	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
+	return fd;
 }
 
 RTO_EXPORT int open64(const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	if (rto_direct())
-		return RTO_HAND_REAL(open64)(path, flags, mode);
-	return route_open(&rto_fn_open64, AT_FDCWD, path, flags, mode);
+	int fd = rto_direct() ? RTO_HAND_REAL(open64)(path, flags, mode)
+			      : route_open(&rto_fn_open64, AT_FDCWD, path, flags, mode);
+	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
+	return fd;
 }
 
 RTO_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	if (rto_direct())
-		return RTO_HAND_REAL(openat)(dirfd, path, flags, mode);
-	return route_open(&rto_fn_openat, dirfd, path, flags, mode);
+	int fd = rto_direct() ? RTO_HAND_REAL(openat)(dirfd, path, flags, mode)
+			      : route_open(&rto_fn_openat, dirfd, path, flags, mode);
+	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
+	return fd;
 }
 
 RTO_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	if (rto_direct())
-		return RTO_HAND_REAL(openat64)(dirfd, path, flags, mode);
-	return route_open(&rto_fn_openat64, dirfd, path, flags, mode);
+	int fd = rto_direct() ? RTO_HAND_REAL(openat64)(dirfd, path, flags, mode)
+			      : route_open(&rto_fn_openat64, dirfd, path, flags, mode);
+	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
+	return fd;
 }

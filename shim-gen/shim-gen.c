@@ -33,6 +33,7 @@ struct param {
 
 struct call {
 	char cls[16], handling[16], name[64], fail[32], ret[64];
+	char forget[128]; /* "forget:a,b": descriptors whose cached class the call changes */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -146,11 +147,17 @@ static int parse_line(char *line, struct call *c)
 		fail_at(c->line, "'%s': no (params)", c->name);
 	*open = 0;
 	*close = 0;
+	char *tail = trim(close + 1);
+	if (*tail && strncmp(tail, "forget:", 7))
+		fail_at(c->line, "'%s': after (params) only 'forget:FD,...' may follow", c->name);
+	snprintf(c->forget, sizeof(c->forget), "%s", *tail ? tail + 7 : "");
 	snprintf(c->ret, sizeof(c->ret), "%s", trim(proto));
 	parse_params(c, open + 1);
 	if (strcmp(c->handling, "offload") && strcmp(c->handling, "local") &&
-	    strcmp(c->handling, "hand"))
-		fail_at(c->line, "'%s': handling must be offload, local or hand", c->name);
+	    strcmp(c->handling, "byfd") && strcmp(c->handling, "hand"))
+		fail_at(c->line, "'%s': handling must be offload, local, byfd or hand", c->name);
+	if (!strcmp(c->handling, "byfd") && (c->np == 0 || strcmp(c->p[0].name, "fd")))
+		fail_at(c->line, "'%s': byfd needs 'int fd' as first parameter", c->name);
 	if (c->variadic && strcmp(c->handling, "hand"))
 		fail_at(c->line, "'%s' is variadic: it needs a hand-written wrapper", c->name);
 	return 1;
@@ -198,6 +205,79 @@ static const char *stream_of(const struct call *c)
 	return strncmp(c->ret, "FILE", 4) ? "stdout" : "NULL";
 }
 
+static void emit_args(FILE *o, const struct call *c, const char *indent)
+{
+	fprintf(o, "%sstruct rto_args_%s a = {", indent, c->name);
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "%s.%s = %s", i ? ", " : "", c->p[i].name, c->p[i].name);
+	fprintf(o, "};\n");
+}
+
+/* rto_call(), or rto_call_fd() for calls decided by their descriptor. */
+static const char *route_call(const struct call *c)
+{
+	static char buf[256];
+	if (!strcmp(c->handling, "byfd"))
+		snprintf(buf, sizeof(buf), "rto_call_fd(&rto_fn_%s, &a, fd)", c->name);
+	else
+		snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s)", c->name, stream_of(c));
+	return buf;
+}
+
+/*
+ * A call that creates, replaces or closes descriptors: the cached class of
+ * each "forget:" item is dropped after it, marked or not.  file:X and dir:X
+ * name the descriptor of a FILE or DIR; X other than ret is read before the
+ * call, which may free it.
+ */
+/* "file:f" -> "rto_fd_of_file(f)", "dir:d" -> "rto_fd_of_dir(d)", "fd2" -> "fd2". */
+static const char *fd_expr(const char *item)
+{
+	static char buf[96];
+	const char *colon = strchr(item, ':');
+	if (colon)
+		snprintf(buf, sizeof(buf), "rto_fd_of_%.*s(%s)", (int)(colon - item), item,
+			 colon + 1);
+	else
+		snprintf(buf, sizeof(buf), "%s", item);
+	return buf;
+}
+
+static int read_before(const char *item)
+{
+	return strchr(item, ':') && strcmp(strchr(item, ':') + 1, "ret");
+}
+
+static void emit_forgetting_wrapper(FILE *o, const struct call *c)
+{
+	char items[128], *save = NULL;
+	int k = 0;
+
+	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
+	list(o, c, 1);
+	fprintf(o, ")\n{\n");
+	snprintf(items, sizeof(items), "%s", c->forget);
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++)
+		if (read_before(it))
+			fprintf(o, "\tint rto_fd%d = %s;\n", k, fd_expr(it));
+	fprintf(o, "\t%s ret;\n\tif (rto_direct()) {\n\t\tret = rto_real_%s(", c->ret, c->name);
+	list(o, c, 0);
+	fprintf(o, ");\n\t} else {\n");
+	emit_args(o, c, "\t\t");
+	fprintf(o, "\t\tret = %s ? %s : a.ret;\n\t}\n", route_call(c), c->fail);
+	snprintf(items, sizeof(items), "%s", c->forget);
+	k = 0;
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++) {
+		if (!strcmp(it, "*"))
+			fprintf(o, "\trto_fd_forget_all();\n");
+		else if (read_before(it))
+			fprintf(o, "\trto_fd_forget(rto_fd%d);\n", k);
+		else
+			fprintf(o, "\trto_fd_forget(%s);\n", fd_expr(it));
+	}
+	fprintf(o, "\treturn ret;\n}\n\n");
+}
+
 static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 {
 	int is_void = !strcmp(c->ret, "void");
@@ -236,19 +316,20 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	fprintf(o, "RTO_FN(%s, %s, %s, rto_run_%s);\n", c->name, class_macro,
 		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name);
 
+	if (c->forget[0]) {
+		emit_forgetting_wrapper(o, c);
+		return;
+	}
 	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
 	list(o, c, 0);
-	fprintf(o, ");\n\tstruct rto_args_%s a = {", c->name);
-	for (int i = 0; i < c->np; i++)
-		fprintf(o, "%s.%s = %s", i ? ", " : "", c->p[i].name, c->p[i].name);
-	fprintf(o, "};\n");
+	fprintf(o, ");\n");
+	emit_args(o, c, "\t");
 	if (is_void)
-		fprintf(o, "\trto_call(&rto_fn_%s, &a, %s);\n}\n\n", c->name, stream_of(c));
+		fprintf(o, "\t%s;\n}\n\n", route_call(c));
 	else
-		fprintf(o, "\treturn rto_call(&rto_fn_%s, &a, %s) ? %s : a.ret;\n}\n\n", c->name,
-			stream_of(c), c->fail);
+		fprintf(o, "\treturn %s ? %s : a.ret;\n}\n\n", route_call(c), c->fail);
 }
 
 /* shims.h: the real pointers and descriptors, for the hand-written wrappers. */
