@@ -16,6 +16,8 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -140,9 +142,12 @@ static void execute(struct rto_req *r)
 	if (r->stream)
 		rto_stream_borrow(r->stream);
 
+	locale_t own = uselocale((locale_t)r->locale); /* TLS writes, no syscall */
 	errno = r->err;
 	r->fn->run(r->args);
 	r->err = errno;
+	r->h_err = h_errno;
+	uselocale(own);
 	r->signo = take_call_signal(r->err);
 
 	if (r->stream)

@@ -7,6 +7,8 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -52,6 +54,8 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
 		.owner = stream_owned ? rto_stream_owner_if_self(stream_owned) : NULL,
 		.prio = rto_self.prio,
 		.sigmask = rto_self.sigmask,
+		.locale = uselocale((locale_t)0), /* reads TLS: no syscall */
+		.h_err = h_errno,
 	};
 	/* A signal handler's wrapped call during the wait runs directly. */
 	unsigned char route = rto_self.route;
@@ -66,6 +70,8 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
 		pthread_kill(pthread_self(), req.signo);
+	if (fn->cls == RTO_CLASS_DNS)
+		h_errno = req.h_err;
 	errno = req.err;
 }
 

@@ -283,6 +283,8 @@ struct rto_req {
 	uint32_t state;	  /* futex word, enum rto_req_state */
 	uint64_t sigmask; /* caller's signal mask, for process-class calls */
 	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	int h_err;	  /* h_errno: the DNS calls' other errno, thread-local too */
+	void *locale;	  /* the caller's uselocale(): printf's %f, strerror, ... */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
