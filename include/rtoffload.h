@@ -76,7 +76,10 @@ struct rt_offload_stats {
 	uint64_t rtt_p50_ns;
 	uint64_t rtt_p99_ns;
 	uint64_t rtt_max_ns;
-	uint64_t reserved[10]; /* zero; room to grow without breaking the ABI */
+	/* Page faults taken by threads while marked (traps, not system calls). */
+	uint64_t minor_faults;
+	uint64_t major_faults;
+	uint64_t reserved[8]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

@@ -55,11 +55,17 @@ static void apply(struct rto_thread *t)
 
 	if (route != RTO_ROUTE_DIRECT && !t->by_policy)
 		return;
+	/* Fault accounting and prefault act on the calling thread only. */
+	int self = t == &rto_self;
 	if (wanted(t->traits)) {
 		t->by_policy = 1;
+		if (self && route == RTO_ROUTE_DIRECT)
+			rto_thread_marked();
 		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
 	} else if (t->by_policy) {
 		t->by_policy = 0;
+		if (self && route != RTO_ROUTE_DIRECT)
+			rto_thread_unmarked();
 		uatomic_cmpxchg(&t->route, RTO_ROUTE_MARKED, RTO_ROUTE_DIRECT);
 	}
 }

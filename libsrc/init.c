@@ -7,6 +7,7 @@
 #include "rto.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 
 __attribute__((constructor)) static void rto_init(void)
 {
@@ -16,6 +17,9 @@ __attribute__((constructor)) static void rto_init(void)
 	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init();
 	rto_stream_selftest();
+	rto_thread_init();
+	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 

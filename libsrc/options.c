@@ -311,6 +311,8 @@ static const struct key keys[] = {
 	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
 	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
 	NUMBER(report_offloads, 0, 1, "0 or 1"),
+	NUMBER(mlock, 0, 1, "0 or 1"),
+	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, null, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),

@@ -60,6 +60,8 @@ struct rto_options {
 	char suppressions[PATH_MAX]; /* suppressions=PATH */
 	int report_offloads;	     /* report_offloads=0|1 */
 	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
+	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
+	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
 	int verbosity;
 };
 
@@ -111,6 +113,7 @@ struct rto_thread {
 	unsigned char by_policy; /* marked by mark=, not by the API */
 	unsigned char traits;	 /* RTO_MARK_* bits this thread has now (automark.c) */
 	uint64_t sigmask;	 /* signal mask at mark time, for process-class calls */
+	uint64_t minflt, majflt; /* the thread's fault counts when it was marked */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
@@ -126,6 +129,11 @@ static inline int rto_direct(void)
 
 /* thread.c: what a helper must know of its caller (priority, signal mask). */
 RTO_HIDDEN void rto_thread_capture(struct rto_thread *t);
+/* thread.c: the calling thread becomes marked / unmarked (faults, prefault). */
+RTO_HIDDEN void rto_thread_marked(void);
+RTO_HIDDEN void rto_thread_unmarked(void);
+RTO_HIDDEN void rto_thread_init(void);
+RTO_HIDDEN void rto_thread_faults(uint64_t *minor, uint64_t *major);
 
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);

@@ -138,6 +138,7 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	out->rtt_p50_ns = s.p50;
 	out->rtt_p99_ns = s.p99;
 	out->rtt_max_ns = s.max;
+	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
 
@@ -198,6 +199,8 @@ static void write_table(struct out *o)
 	rt_offload_get_stats(&t);
 	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded, t.local,
 		   t.denied, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
+	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
+		   t.major_faults);
 }
 
 static void write_json(struct out *o)
@@ -209,9 +212,10 @@ static void write_json(struct out *o)
 	rt_offload_get_stats(&t);
 	out_printf(o,
 		   "{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-		   "\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu},\"calls\":[",
+		   "\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
+		   "\"major_faults\":%lu},\"calls\":[",
 		   (int)getpid(), t.offloaded, t.local, t.denied, t.rtt_p50_ns, t.rtt_p99_ns,
-		   t.rtt_max_ns);
+		   t.rtt_max_ns, t.minor_faults, t.major_faults);
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		summarise((*f)->ctr, &s);
 		if (!used(&s))

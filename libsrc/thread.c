@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "rtoffload.h"
 
@@ -37,6 +38,75 @@ void rto_thread_capture(struct rto_thread *t)
 	rto_helpers_raise_ceiling(t->prio);
 }
 
+/* ---- traps: page faults while marked ---------------------------------------- */
+
+static uint64_t faults_minor, faults_major; /* of threads no longer marked */
+static pthread_key_t exit_key;		    /* unmark accounting when a marked thread exits */
+
+static void fault_counts(uint64_t *minor, uint64_t *major)
+{
+	struct rusage ru;
+
+	*minor = *major = 0;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		*minor = (uint64_t)ru.ru_minflt;
+		*major = (uint64_t)ru.ru_majflt;
+	}
+}
+
+/* Touch the stack the thread will use, so that its first use does not fault. */
+static __attribute__((noinline)) void prefault_stack(size_t bytes)
+{
+	volatile char *p = __builtin_alloca(bytes);
+	for (size_t i = 0; i < bytes; i += 4096)
+		p[i] = 0;
+}
+
+void rto_thread_marked(void)
+{
+	if (rto_opt.prefault_stack_kb)
+		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
+	fault_counts(&rto_self.minflt, &rto_self.majflt);
+	pthread_setspecific(exit_key, &rto_self); /* non-NULL: the destructor runs */
+}
+
+void rto_thread_unmarked(void)
+{
+	uint64_t minor, major;
+
+	fault_counts(&minor, &major);
+	uatomic_add(&faults_minor, minor - rto_self.minflt);
+	uatomic_add(&faults_major, major - rto_self.majflt);
+	pthread_setspecific(exit_key, NULL);
+}
+
+static void thread_exits_marked(void *self)
+{
+	(void)self;
+	if (rto_self.route != RTO_ROUTE_DIRECT)
+		rto_thread_unmarked();
+}
+
+/* Totals, plus what the calling thread has taken so far if it is marked. */
+void rto_thread_faults(uint64_t *minor, uint64_t *major)
+{
+	*minor = CMM_LOAD_SHARED(faults_minor);
+	*major = CMM_LOAD_SHARED(faults_major);
+	if (rto_self.route != RTO_ROUTE_DIRECT) {
+		uint64_t mi, ma;
+		fault_counts(&mi, &ma);
+		*minor += mi - rto_self.minflt;
+		*major += ma - rto_self.majflt;
+	}
+}
+
+void rto_thread_init(void)
+{
+	pthread_key_create(&exit_key, thread_exits_marked);
+}
+
+/* ---- the API ------------------------------------------------------------------- */
+
 RTO_EXPORT int rt_offload_mark_thread(void)
 {
 	int saved = errno;
@@ -49,6 +119,8 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 		return -1;
 	rto_thread_capture(&rto_self);
 	rto_self.by_policy = 0;
+	if (rto_self.route == RTO_ROUTE_DIRECT)
+		rto_thread_marked();
 	rto_self.route = RTO_ROUTE_MARKED;
 	errno = saved;
 	return 0;
@@ -57,6 +129,8 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
 	rto_self.by_policy = 0;
+	if (rto_self.route != RTO_ROUTE_DIRECT)
+		rto_thread_unmarked();
 	rto_self.route = RTO_ROUTE_DIRECT;
 	return 0;
 }
