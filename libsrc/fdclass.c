@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Calls that are deterministic in some cases: a write to a pipe, a socket,
- * an eventfd, a tmpfs file or /dev/null has a short, bounded kernel path;
- * a write to a disk file does not.  Calls marked "byfd" in calls.tbl run
+ * an eventfd, a tmpfs file or a character device (/dev/null, a tty, a
+ * serial port) has a short, bounded kernel path, or waits for an external
+ * event, which the caller would wait for anyway; a write to a disk file
+ * does neither.  Keeping those waits local also keeps their signal (EINTR)
+ * and cancellation semantics exactly as without the library.  Calls marked "byfd" in calls.tbl run
  * locally on the former kinds (fd_local=) and are offloaded on the rest.
  *
  * The kind of a descriptor is learnt on its first such call (fstat and
@@ -21,7 +24,6 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 
 #define FD_MAX 65536 /* descriptors above run by handling alone (offloaded) */
 
@@ -51,8 +53,8 @@ static int kind_of(int fd)
 		return RTO_FD_SOCKET;
 	case 0: /* anon_inode: eventfd, timerfd, signalfd, epoll */
 		return RTO_FD_ANON;
-	case S_IFCHR:
-		return st.st_rdev == makedev(1, 3) || st.st_rdev == makedev(1, 5) ? RTO_FD_NULL : 0;
+	case S_IFCHR: /* /dev/null, ttys, serial ports: reads wait for the outside */
+		return RTO_FD_CHR;
 	case S_IFREG:
 	case S_IFDIR:
 		if (syscall(SYS_fstatfs, fd, &sf) == 0 &&

@@ -314,7 +314,7 @@ static const struct key keys[] = {
 	NUMBER(mlock, 0, 1, "0 or 1"),
 	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
-	    "a comma list of pipe, socket, anon, tmpfs, null, or none"),
+	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
@@ -331,7 +331,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->report_max = 100;
-	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_NULL;
+	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }
 
 /*
