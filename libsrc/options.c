@@ -225,7 +225,7 @@ static int parse_fd_local(const struct key *k, struct val v, struct rto_options 
 		{"socket", RTO_FD_SOCKET},
 		{"anon", RTO_FD_ANON},
 		{"tmpfs", RTO_FD_TMPFS},
-		{"null", RTO_FD_NULL},
+		{"chr", RTO_FD_CHR},
 		{"none", 0},
 		{NULL, 0},
 	};

@@ -266,7 +266,7 @@ RTO_HIDDEN void rto_offload_internal(struct rto_fn *fn, void *args);
 #define RTO_FD_SOCKET 0x02 /* sockets */
 #define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
 #define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
-#define RTO_FD_NULL   0x10 /* /dev/null, /dev/zero */
+#define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
 
 /* 1: run locally.  May classify fd first (fstat/fstatfs, offloaded). */
 RTO_HIDDEN int rto_fd_runs_local(int fd);
