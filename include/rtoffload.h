@@ -79,7 +79,9 @@ struct rt_offload_stats {
 	/* Page faults taken by threads while marked (traps, not system calls). */
 	uint64_t minor_faults;
 	uint64_t major_faults;
-	uint64_t reserved[8]; /* zero; room to grow without breaking the ABI */
+	/* Writes queued by the async handling (policy=stdio:async...). */
+	uint64_t async;
+	uint64_t reserved[7]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

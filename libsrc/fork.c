@@ -4,8 +4,8 @@
  * state the parent's were in.  The queue and the helpers' bookkeeping live
  * on a MADV_WIPEONFORK mapping, so the child sees them zeroed (ready == 0)
  * even after a clone() that runs no atfork handler, and the next offload or
- * mark starts fresh helpers there.  vfork() children share the mapping and
- * the parent's helpers, as they share all memory.
+ * mark starts fresh helpers there.  A vfork() child shares all memory with
+ * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
 #include "rto.h"
 

@@ -25,5 +25,6 @@ __attribute__((constructor)) static void rto_init(void)
 
 __attribute__((destructor)) static void rto_fini(void)
 {
+	rto_async_at_exit(); /* nothing accepted is lost */
 	rto_stats_at_exit();
 }

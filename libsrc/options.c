@@ -210,6 +210,12 @@ static int parse_policy(const struct key *k, struct val v, struct rto_options *o
 	return 0;
 }
 
+static const struct word async_full_words[] = {
+	{"wait", RTO_ASYNC_FULL_WAIT},
+	{"sync", RTO_ASYNC_FULL_SYNC},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -312,6 +318,8 @@ static const struct key keys[] = {
 	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
 	NUMBER(report_offloads, 0, 1, "0 or 1"),
 	NUMBER(mlock, 0, 1, "0 or 1"),
+	NUMBER(async_ring_kb, 4, 1048576, "a whole number of KiB from 4 to 1048576"),
+	WORDS(async_full, async_full_words, "wait or sync"),
 	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
@@ -331,6 +339,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->report_max = 100;
+	o->async_ring_kb = 256;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }
 

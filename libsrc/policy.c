@@ -23,7 +23,8 @@ static const char *const class_names[RTO_CLASS_COUNT] = {
 	"desc", "path", "dir", "stdio", "dns", "net", "memory", "process",
 };
 
-static const char *const handling_names[] = {"offload", "local", "strict", "warn"};
+static const char *const handling_names[] = {"offload", "local", "strict", "warn", "async"};
+#define NHANDLINGS (sizeof(handling_names) / sizeof(handling_names[0]))
 
 static int lookup(const char *const *names, size_t count, const char *s, size_t n)
 {
@@ -64,17 +65,25 @@ static int apply(const char *rule, size_t n, int pass, char *err, size_t len)
 	size_t hn = n - nn - 1;
 	while (hn && (*h == ' ' || *h == '\t'))
 		h++, hn--;
-	int handling = lookup(handling_names, 4, h, hn);
+	int handling = lookup(handling_names, NHANDLINGS, h, hn);
 	if (handling < 0)
-		return fail(err, len, "handling must be offload, local, strict or warn, not", h,
-			    hn);
+		return fail(err, len, "handling must be offload, local, strict, warn or async, not",
+			    h, hn);
 
 	int cls = lookup(class_names, RTO_CLASS_COUNT, rule, nn);
 	int found = cls >= 0;
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
-		if (cls >= 0 ? (*f)->cls == cls && pass == 0 : fn_named(*f, rule, nn) && pass == 1)
+		int named = cls < 0 && fn_named(*f, rule, nn);
+		/* async fits writes only: a class rule skips the rest, a named call must fit */
+		if (named && handling == RTO_ASYNC && !(*f)->can_async)
+			return fail(err, len,
+				    "async is for writes (write, fwrite, fputs, puts, "
+				    "fputc, putc, putchar, printf...), not",
+				    rule, nn);
+		int fits = handling != RTO_ASYNC || (*f)->can_async;
+		if (fits && (cls >= 0 ? (*f)->cls == cls && pass == 0 : named && pass == 1))
 			(*f)->handling = (unsigned char)handling;
-		found |= cls < 0 && fn_named(*f, rule, nn);
+		found |= named;
 	}
 	return found ? 0 : fail(err, len, "no wrapped call or class named", rule, nn);
 }
@@ -153,4 +162,12 @@ void rto_policy_load(void)
 		if (apply_file(text, pass, err, sizeof(err), &line) < 0)
 			rto_die(RTO_EXIT_CONFIG, "policy_file %s:%d: %s", rto_opt.policy_file, line,
 				err);
+}
+
+int rto_policy_has_async(void)
+{
+	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
+		if ((*f)->handling == RTO_ASYNC)
+			return 1;
+	return 0;
 }

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <limits.h>
@@ -60,6 +61,8 @@ struct rto_options {
 	char suppressions[PATH_MAX]; /* suppressions=PATH */
 	int report_offloads;	     /* report_offloads=0|1 */
 	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
+	unsigned async_ring_kb;	     /* async_ring_kb=N: each thread's ring */
+	int async_full;		     /* async_full=wait|sync */
 	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
 	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
 	int verbosity;
@@ -161,7 +164,22 @@ enum rto_handling {
 	RTO_LOCAL,   /* allow-list: run on the caller */
 	RTO_STRICT,  /* refuse: RT_OFFLOAD_STRICT_ERRNO */
 	RTO_WARN,    /* run on the caller, and report where it came from */
+	RTO_ASYNC,   /* writes: copy into the thread's ring, a helper writes later */
 };
+
+enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
+
+/* async.c: asynchronous writes for logging. */
+RTO_HIDDEN int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len,
+			     int nl);
+RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap,
+				 int *ret);
+RTO_HIDDEN void rto_async_barrier(void);
+RTO_HIDDEN void rto_async_thread_marked(void);
+RTO_HIDDEN void rto_async_at_exit(void);
+RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
+/* policy.c: does any call have the async handling? */
+RTO_HIDDEN int rto_policy_has_async(void);
 
 enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
 
@@ -185,7 +203,7 @@ RTO_HIDDEN void rto_callsite_at_exit(int fd);
 #define RTO_HIST_BUCKETS (RTO_HIST_POW * RTO_HIST_SUB)
 
 struct rto_counters {
-	uint64_t offloaded, local, denied;
+	uint64_t offloaded, local, denied, async;
 	uint64_t max_ns;
 	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
 };
@@ -195,15 +213,18 @@ struct rto_fn {
 	void (*run)(void *args); /* calls the real function with *args */
 	unsigned char cls;	 /* enum rto_class */
 	unsigned char handling;	 /* enum rto_handling */
+	unsigned char can_async; /* a write that RTO_ASYNC may queue */
 	struct rto_counters *ctr;
 };
 
 /* Every descriptor also lands in section rto_fns, for the stats walk. */
-#define RTO_FN(fname, class, handl, runfn)                                                         \
-	static struct rto_counters rto_ctr_##fname;                                                \
-	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn, class, handl, &rto_ctr_##fname}; \
-	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) =    \
+#define RTO_FN_ASYNC(fname, class, handl, runfn, async)                                         \
+	static struct rto_counters rto_ctr_##fname;                                             \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn, class,                        \
+						   handl,  async, &rto_ctr_##fname};            \
+	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) = \
 		&rto_fn_##fname
+#define RTO_FN(fname, class, handl, runfn) RTO_FN_ASYNC(fname, class, handl, runfn, 0)
 
 RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
 RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
@@ -297,6 +318,8 @@ struct rto_req {
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
 RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
+/* Enqueue and wake a worker if all sleep; nobody waits for req. */
+RTO_HIDDEN void rto_offload_async(struct rto_req *req);
 
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
 #define RTO_CACHELINE 64

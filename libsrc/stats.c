@@ -75,7 +75,7 @@ void rto_stats_reset(void)
 /* ---- reading ------------------------------------------------------------- */
 
 struct summary {
-	uint64_t offloaded, local, denied, p50, p99, max;
+	uint64_t offloaded, local, denied, async, p50, p99, max;
 };
 
 static uint64_t percentile(const uint64_t *hist, uint64_t total, uint64_t max, unsigned pct)
@@ -97,6 +97,7 @@ static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 	sum->offloaded += CMM_LOAD_SHARED(c->offloaded);
 	sum->local += CMM_LOAD_SHARED(c->local);
 	sum->denied += CMM_LOAD_SHARED(c->denied);
+	sum->async += CMM_LOAD_SHARED(c->async);
 	uint64_t max = CMM_LOAD_SHARED(c->max_ns);
 	if (max > sum->max_ns)
 		sum->max_ns = max;
@@ -113,6 +114,7 @@ static void summarise(const struct rto_counters *c, struct summary *s)
 	s->offloaded = c->offloaded;
 	s->local = c->local;
 	s->denied = c->denied;
+	s->async = c->async;
 	s->max = c->max_ns;
 	s->p50 = percentile(c->hist, n, c->max_ns, 50);
 	s->p99 = percentile(c->hist, n, c->max_ns, 99);
@@ -138,6 +140,7 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	out->rtt_p50_ns = s.p50;
 	out->rtt_p99_ns = s.p99;
 	out->rtt_max_ns = s.max;
+	out->async = s.async;
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
@@ -180,25 +183,27 @@ static void out_printf(struct out *o, const char *fmt, ...)
 
 static int used(const struct summary *s)
 {
-	return s->offloaded || s->local || s->denied;
+	return s->offloaded || s->local || s->denied || s->async;
 }
 
 static void write_table(struct out *o)
 {
 	struct summary s;
 
-	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s\n", (int)getpid(),
-		   "function", "offloaded", "local", "denied", "p50_ns", "p99_ns", "max_ns");
+	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s\n",
+		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
+		   "p99_ns", "max_ns");
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		summarise((*f)->ctr, &s);
 		if (used(&s))
-			out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu\n", (*f)->name,
-				   s.offloaded, s.local, s.denied, s.p50, s.p99, s.max);
+			out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n",
+				   (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50,
+				   s.p99, s.max);
 	}
 	struct rt_offload_stats t;
 	rt_offload_get_stats(&t);
-	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded, t.local,
-		   t.denied, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
+	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded,
+		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
 		   t.major_faults);
 }
@@ -210,20 +215,22 @@ static void write_json(struct out *o)
 	const char *sep = "";
 
 	rt_offload_get_stats(&t);
-	out_printf(o,
-		   "{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-		   "\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
-		   "\"major_faults\":%lu},\"calls\":[",
-		   (int)getpid(), t.offloaded, t.local, t.denied, t.rtt_p50_ns, t.rtt_p99_ns,
-		   t.rtt_max_ns, t.minor_faults, t.major_faults);
+	out_printf(
+		o,
+		"{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
+		"\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
+		"\"major_faults\":%lu},\"calls\":[",
+		(int)getpid(), t.offloaded, t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns,
+		t.rtt_max_ns, t.minor_faults, t.major_faults);
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		summarise((*f)->ctr, &s);
 		if (!used(&s))
 			continue;
 		out_printf(o,
 			   "%s{\"name\":\"%s\",\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-			   "\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
-			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.p50, s.p99, s.max);
+			   "\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
+			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50, s.p99,
+			   s.max);
 		sep = ",";
 	}
 	out_printf(o, "]}\n");

@@ -68,6 +68,7 @@ void rto_thread_marked(void)
 		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
 	fault_counts(&rto_self.minflt, &rto_self.majflt);
 	pthread_setspecific(exit_key, &rto_self); /* non-NULL: the destructor runs */
+	rto_async_thread_marked();		  /* its ring, if some call is async */
 }
 
 void rto_thread_unmarked(void)

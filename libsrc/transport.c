@@ -81,3 +81,12 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 	if (!spin_until_done(r, t0))
 		sleep_until_done(q, r);
 }
+
+void rto_offload_async(struct rto_req *r)
+{
+	struct rto_queue *q = rto_q;
+
+	cds_wfcq_node_init(&r->node);
+	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
+	wake_worker_if_all_asleep(q);
+}

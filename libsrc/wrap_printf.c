@@ -40,6 +40,11 @@ static int route_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, v
 	if (rto_direct())
 		return flag < 0 ? rto_real_vfprintf(f, fmt, ap)
 				: rto_real___vfprintf_chk(f, flag, fmt, ap);
+	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC)) {
+		int ret, q = rto_async_vprintf(fn, f, flag, fmt, ap, &ret);
+		if (q <= 0)
+			return q ? -1 : ret;
+	}
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt, .ap = &copy};

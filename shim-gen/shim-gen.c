@@ -34,6 +34,10 @@ struct param {
 struct call {
 	char cls[16], handling[16], name[64], fail[32], ret[64];
 	char forget[128]; /* "forget:a,b": descriptors whose cached class the call changes */
+	char async[128];  /* "async:FD,FILE,BUF,LEN,RET[,nl]": how to queue it; "async" alone: hand
+			   */
+	int can_async;
+	int flush; /* "flush": queued async writes go first */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -133,6 +137,26 @@ static void parse_params(struct call *c, char *text)
 	}
 }
 
+/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush */
+static void parse_annotations(struct call *c, char *text)
+{
+	char *save = NULL;
+
+	for (char *t = strtok_r(text, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(t, "forget:", 7)) {
+			snprintf(c->forget, sizeof(c->forget), "%s", t + 7);
+		} else if (!strcmp(t, "async") || !strncmp(t, "async:", 6)) {
+			c->can_async = 1;
+			snprintf(c->async, sizeof(c->async), "%s", t[5] ? t + 6 : "");
+		} else if (!strcmp(t, "flush")) {
+			c->flush = 1;
+		} else {
+			fail_at(c->line, "'%s': unknown annotation '%s' (forget:, async, flush)",
+				c->name, t);
+		}
+	}
+}
+
 static int parse_line(char *line, struct call *c)
 {
 	char *s = trim(line);
@@ -142,15 +166,19 @@ static int parse_line(char *line, struct call *c)
 	if (sscanf(s, "%15s %15s %63s %31s %n", c->cls, c->handling, c->name, c->fail, &n) != 4)
 		fail_at(c->line, "expected: class handling name fail ret (params)");
 	char *proto = s + n;
-	char *open = strchr(proto, '('), *close = strrchr(proto, ')');
-	if (!open || !close || close < open)
+	char *open = strchr(proto, '('), *close = NULL;
+	for (int depth = 0, i = 0; open && open[i]; i++) { /* the ')' that matches */
+		depth += (open[i] == '(') - (open[i] == ')');
+		if (depth == 0) {
+			close = open + i;
+			break;
+		}
+	}
+	if (!open || !close)
 		fail_at(c->line, "'%s': no (params)", c->name);
 	*open = 0;
 	*close = 0;
-	char *tail = trim(close + 1);
-	if (*tail && strncmp(tail, "forget:", 7))
-		fail_at(c->line, "'%s': after (params) only 'forget:FD,...' may follow", c->name);
-	snprintf(c->forget, sizeof(c->forget), "%s", *tail ? tail + 7 : "");
+	parse_annotations(c, close + 1);
 	snprintf(c->ret, sizeof(c->ret), "%s", trim(proto));
 	parse_params(c, open + 1);
 	if (strcmp(c->handling, "offload") && strcmp(c->handling, "local") &&
@@ -205,6 +233,27 @@ static const char *stream_of(const struct call *c)
 	return strncmp(c->ret, "FILE", 4) ? "stdout" : "NULL";
 }
 
+/* async:FD,FILE,BUF,LEN,RET[,nl]: queue the bytes when the call's handling is async. */
+static void emit_async(FILE *o, const struct call *c)
+{
+	char f[6][64] = {{0}};
+	int n = 0;
+
+	if (!c->async[0])
+		return;
+	for (const char *s = c->async; n < 6 && *s; n++) {
+		size_t len = strcspn(s, ",");
+		snprintf(f[n], sizeof(f[n]), "%.*s", (int)len, s);
+		s += len + (s[len] == ',');
+	}
+	if (n < 5)
+		fail_at(c->line, "'%s': async:FD,FILE,BUF,LEN,RET[,nl]", c->name);
+	fprintf(o, "\tif (RTO_UNLIKELY(rto_fn_%s.handling == RTO_ASYNC)) {\n", c->name);
+	fprintf(o, "\t\tint q = rto_async_put(&rto_fn_%s, %s, %s, %s, %s, %d);\n", c->name, f[0],
+		f[1], f[2], f[3], n > 5 && !strcmp(f[5], "nl"));
+	fprintf(o, "\t\tif (q <= 0)\n\t\t\treturn q ? %s : %s;\n\t}\n", c->fail, f[4]);
+}
+
 static void emit_args(FILE *o, const struct call *c, const char *indent)
 {
 	fprintf(o, "%sstruct rto_args_%s a = {", indent, c->name);
@@ -256,6 +305,8 @@ static void emit_forgetting_wrapper(FILE *o, const struct call *c)
 	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
+	if (c->flush)
+		fprintf(o, "\trto_async_barrier();\n");
 	snprintf(items, sizeof(items), "%s", c->forget);
 	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++)
 		if (read_before(it))
@@ -295,8 +346,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	}
 	if (!strcmp(c->handling, "hand")) {
 		fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
-		fprintf(o, "RTO_FN(%s, %s, RTO_OFFLOAD, rto_run_%s);\n\n", c->name, class_macro,
-			c->name);
+		fprintf(o, "RTO_FN_ASYNC(%s, %s, RTO_OFFLOAD, rto_run_%s, %d);\n\n", c->name,
+			class_macro, c->name, c->can_async);
 		return;
 	}
 
@@ -313,8 +364,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	for (int i = 0; i < c->np; i++)
 		fprintf(o, "%sa->%s", i ? ", " : "", c->p[i].name);
 	fprintf(o, ");\n}\n");
-	fprintf(o, "RTO_FN(%s, %s, %s, rto_run_%s);\n", c->name, class_macro,
-		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name);
+	fprintf(o, "RTO_FN_ASYNC(%s, %s, %s, rto_run_%s, %d);\n", c->name, class_macro,
+		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async);
 
 	if (c->forget[0]) {
 		emit_forgetting_wrapper(o, c);
@@ -322,9 +373,13 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	}
 	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
 	list(o, c, 1);
-	fprintf(o, ")\n{\n\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
+	fprintf(o, ")\n{\n");
+	if (c->flush)
+		fprintf(o, "\trto_async_barrier();\n");
+	fprintf(o, "\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
 	list(o, c, 0);
 	fprintf(o, ");\n");
+	emit_async(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)
 		fprintf(o, "\t%s;\n}\n\n", route_call(c));

@@ -26,14 +26,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SYSFS_CPU     "/sys/devices/system/cpu/"
-#define DEBUGFS	      "/sys/kernel/debug"
-#define SECURITYFS    "/sys/kernel/security"
-#define LABEL_WIDTH   17
-#define TEXT_WIDTH    78
-#define LIST_MAX      512
-#define CAP_IPC_LOCK_ 14 /* bit numbers in CapEff, as <linux/capability.h> */
-#define CAP_SYS_NICE_ 23
+#define SYSFS_CPU	"/sys/devices/system/cpu/"
+#define DEBUGFS		"/sys/kernel/debug"
+#define SECURITYFS	"/sys/kernel/security"
+#define LABEL_WIDTH	17
+#define TEXT_WIDTH	78
+#define LIST_MAX	512
+#define CAPBIT_IPC_LOCK 14 /* bit numbers in CapEff, as <linux/capability.h> */
+#define CAPBIT_SYS_NICE 23
 
 /* syslog(2) actions, which glibc's <sys/klog.h> does not name. */
 #define KLOG_READ_ALL	 3
@@ -115,6 +115,19 @@ static int proc_field(const char *path, const char *key, char *out, size_t len)
 	return found ? 0 : -1;
 }
 
+/* Whether the n bytes at w are one of the words of a space-separated list. */
+static int one_of(const char *words, const char *w, size_t n)
+{
+	for (const char *p = words; *p; p += strspn(p, " ")) {
+		size_t len = strcspn(p, " ");
+
+		if (len == n && strncmp(p, w, n) == 0)
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
 /* "key=value" from the kernel command line: 1 and the value, or 0. */
 static int boot_param(const char *key, char *out, size_t len)
 {
@@ -156,7 +169,8 @@ static void gather_model(struct facts *f)
 	snprintf(f->model, sizeof(f->model), "unknown");
 }
 
-static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void append(char *buf, size_t len, const char *fmt, ...)
 {
@@ -216,12 +230,9 @@ static void gather_idle_smt(struct facts *f)
 /* The kernel parameters that shape realtime behaviour, as booted. */
 static void gather_boot(struct facts *f)
 {
-	static const char *const keys[] = {
-		"isolcpus",  "nohz_full", "rcu_nocbs",	   "irqaffinity",  "preempt",
-		"nosmt",     "idle",	  "threadirqs",	   "skew_tick",	   "kthread_cpus",
-		"nohz",	     "clocksource", "tsc",	   "processor.max_cstate",
-		"intel_idle.max_cstate",  "rcu_nocb_poll", NULL,
-	};
+	static const char keys[] = "isolcpus nohz_full rcu_nocbs rcu_nocb_poll irqaffinity "
+				   "kthread_cpus preempt threadirqs nosmt idle nohz skew_tick "
+				   "clocksource tsc processor.max_cstate intel_idle.max_cstate";
 	char cmdline[4096];
 
 	f->boot[0] = '\0';
@@ -230,10 +241,8 @@ static void gather_boot(struct facts *f)
 	for (char *save, *w = strtok_r(cmdline, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		size_t klen = strcspn(w, "=");
 
-		for (const char *const *k = keys; *k; k++) {
-			if (strlen(*k) == klen && strncmp(w, *k, klen) == 0)
-				append(f->boot, sizeof(f->boot), "%s%s", f->boot[0] ? " " : "", w);
-		}
+		if (one_of(keys, w, klen))
+			append(f->boot, sizeof(f->boot), "%s%s", f->boot[0] ? " " : "", w);
 	}
 }
 
@@ -411,16 +420,9 @@ static void gather_preempt(struct facts *f)
 /* Clocksources that clock_gettime() reads in user space, through the vDSO. */
 static int vdso_clock(const char *name)
 {
-	static const char *const vdso[] = {
-		"tsc",	    "kvm-clock",  "hyperv_clocksource_tsc_page", "arch_sys_counter",
-		"timebase", "riscv_clocksource", NULL,
-	};
-
-	for (const char *const *c = vdso; *c; c++) {
-		if (strcmp(name, *c) == 0)
-			return 1;
-	}
-	return 0;
+	return one_of("tsc kvm-clock hyperv_clocksource_tsc_page arch_sys_counter timebase "
+		      "riscv_clocksource",
+		      name, strlen(name));
 }
 
 static void gather_kernel(struct facts *f)
@@ -431,8 +433,8 @@ static void gather_kernel(struct facts *f)
 		f->rt_runtime = -2; /* unknown */
 	if (read_long("/proc/sys/kernel/sched_rt_period_us", &f->rt_period) < 0)
 		f->rt_period = 0;
-	if (read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      f->clock, sizeof(f->clock)) < 0)
+	if (read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", f->clock,
+		      sizeof(f->clock)) < 0)
 		snprintf(f->clock, sizeof(f->clock), "unknown");
 	f->clock_vdso = vdso_clock(f->clock);
 	if (read_long("/proc/sys/kernel/timer_migration", &f->timer_migration) < 0)
@@ -484,8 +486,8 @@ static void gather_limits(struct facts *f)
 	getrlimit(RLIMIT_MEMLOCK, &f->memlock);
 	if (proc_field("/proc/self/status", "CapEff", capeff, sizeof(capeff)) == 0)
 		eff = strtoull(capeff, NULL, 16);
-	f->cap_nice = has_cap(eff, CAP_SYS_NICE_);
-	f->cap_lock = has_cap(eff, CAP_IPC_LOCK_);
+	f->cap_nice = has_cap(eff, CAPBIT_SYS_NICE);
+	f->cap_lock = has_cap(eff, CAPBIT_IPC_LOCK);
 	f->fifo_err = try_in_child(try_fifo);
 	f->mlock_err = try_in_child(try_mlockall);
 	f->lib_ok = library_find(&f->lib, f->lib_err, sizeof(f->lib_err)) == 0;
@@ -710,8 +712,8 @@ static void advise_isolation(const struct facts *f, const cpu_set_t *rt)
 	list(rt, r);
 	list(&house, h);
 	if (!subset(rt, &f->isolated)) {
-		advise("Keep the scheduler's other tasks%s, RCU callbacks and device interrupts off "
-		       "the realtime CPU%s %s: add to the kernel command line",
+		advise("Keep the scheduler's other tasks%s, RCU callbacks and device "
+		       "interrupts off the realtime CPU%s %s: add to the kernel command line",
 		       f->has_nohz ? ", the timer tick" : "", CPU_COUNT(rt) > 1 ? "s" : "", r);
 		if (f->has_nohz)
 			command("isolcpus=%s nohz_full=%s rcu_nocbs=%s irqaffinity=%s", r, r, r, h);
@@ -827,8 +829,8 @@ static void advise_run(const struct facts *f, const cpu_set_t *rt, const cpu_set
 	command("rtoffload --rt-cpus %s --helper-cpus %s -- PROGRAM [ARGS...]", r, h);
 	advise("A program that sets neither its affinity nor its priority can be started "
 	       "pinned and SCHED_FIFO:");
-	command("taskset -c %s chrt -f 80 rtoffload --rt-cpus %s --helper-cpus %s -- PROGRAM", r,
-		r, h);
+	command("taskset -c %s chrt -f 80 rtoffload --rt-cpus %s --helper-cpus %s -- PROGRAM", r, r,
+		h);
 }
 
 static void print_advice(const struct facts *f)

@@ -15,14 +15,14 @@
 #include <stddef.h>
 
 /* Exit statuses, as env(1), nice(1) and timeout(1) use them. */
-#define STATUS_USAGE    2	  /* a bad flag: the program does not run */
+#define STATUS_USAGE	2   /* a bad flag: the program does not run */
 #define STATUS_LAUNCHER 125 /* rtoffload itself failed (no library) */
-#define STATUS_NOEXEC   126 /* the program exists but cannot be run */
+#define STATUS_NOEXEC	126 /* the program exists but cannot be run */
 #define STATUS_NOTFOUND 127 /* no such program */
 
 /* The library's bounds for the values the launcher checks (options.c). */
-#define WORKERS_MAX	64
-#define MARK_GLOB_MAX	63 /* mark=name:GLOB, rto_options.mark_name[64] */
+#define WORKERS_MAX   64
+#define MARK_GLOB_MAX 63 /* mark=name:GLOB, rto_options.mark_name[64] */
 
 /* What the flags asked for; NULL or 0 when a flag was not given. */
 struct launch {
@@ -65,9 +65,9 @@ struct library {
 
 /* 0, or -1 with a one-line reason in err. */
 int library_find(struct library *lib, char *err, size_t len);
-/* LD_PRELOAD with lib first and once; malloc'd, NULL on a bad path. */
+/* LD_PRELOAD with lib first and once; malloc'd, NULL without memory. */
 char *preload_compose(const char *lib, const char *old);
-/* RTOFFLOAD_OPTIONS: old, then the keys of *l (mark=rt if no mark= at all). */
+/* RTOFFLOAD_OPTIONS: old, then the keys of *l (mark=rt if no mark= at all); malloc'd. */
 char *options_compose(const char *old, const struct launch *l);
 /* The last value of key in an options string, unquoted: 1, or 0 if absent. */
 int options_get(const char *opts, const char *key, char *val, size_t len);

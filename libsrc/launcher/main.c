@@ -18,8 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define USAGE_SHORT \
-	"Usage: rtoffload [OPTIONS] [--] PROGRAM [ARGS...] | rtoffload check; see 'rtoffload --help'."
+#define USAGE_SHORT                                                                            \
+	"Usage: rtoffload [OPTIONS] [--] PROGRAM [ARGS...] | rtoffload check; see 'rtoffload " \
+	"--help'."
 
 #define POLICIES "none, main, all, rt, cpus or name:GLOB"
 

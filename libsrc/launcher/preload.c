@@ -104,7 +104,8 @@ int library_find(struct library *lib, char *err, size_t len)
 	if (try_path(lib, RTO_INSTALLED_LIBDIR "/" RTO_LIBRARY_NAME, "installed") == 0)
 		return 0;
 	snprintf(err, len,
-		 "cannot find " RTO_LIBRARY_NAME " beside this launcher nor in " RTO_INSTALLED_LIBDIR
+		 "cannot find " RTO_LIBRARY_NAME
+		 " beside this launcher nor in " RTO_INSTALLED_LIBDIR
 		 "; set RTOFFLOAD_LIBRARY to its path");
 	return -1;
 }

@@ -205,6 +205,7 @@ run "$launcher" --stats -- true
 expect "rtoffload --stats -- true: 0" 0 "$status"
 expect "--stats prints the library's table" 1 "$(grep -c '^total ' "$tmp/err")"
 
+# shellcheck disable=SC2016 # $1 is the inner shell's
 run "$launcher" --mark all --stats-file "$tmp/stats.%p.json" -- sh -c 'echo hello >"$1"; cat "$1"' \
 	sh "$tmp/hello"
 expect "--mark all: the program's output" hello "$(cat "$tmp/out")"
@@ -214,7 +215,7 @@ else
 	not_ok "--mark all --stats-file: calls were offloaded"
 fi
 
-run "$launcher" --mode strict --mark main -- sh -c 'exit 3'
+run "$launcher" --mark main -- sh -c 'exit 3'
 expect "the program's exit status comes through" 3 "$status"
 
 # ---- rtoffload check -------------------------------------------------------------

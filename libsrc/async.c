@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Asynchronous writes, for logging: policy=stdio:async or write:async.
+ *
+ * A marked thread's write/fwrite/fputs/puts/fputc/fprintf... copies its
+ * bytes into its own preallocated ring (async_ring_kb) and returns at once
+ * with the count; a helper writes them later.  Each entry takes a number
+ * from one global sequence when it is accepted, and the helper writes the
+ * entries of all rings in that order, so per descriptor or stream the
+ * bytes land in the order the calls were made, across threads too.
+ *
+ * Nothing accepted is lost: fflush, fsync, fdatasync, fclose, close and
+ * pclose first wait until everything accepted before them is written (in
+ * any thread, marked or not: "flush" in calls.tbl), and so does exit (the
+ * library's destructor).  A write that fails later is reported and its
+ * errno returned by the next async call on that descriptor.  A full ring
+ * waits for the helper (async_full=wait) or turns the call into a
+ * synchronous offload (async_full=sync); both are counted.  Not saved:
+ * what is still queued when the process dies by a signal with no handler,
+ * or by abort() or _exit().
+ *
+ * Ring, producer side (the caller's realtime path): single producer, no
+ * lock, no syscall except FUTEX_WAKE to start a sleeping helper; the
+ * sequence number is one uatomic_add_return.
+ */
+#include "shims_prelude.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_RINGS 64
+#define SKIP	  UINT32_MAX /* entry that sends the reader back to the ring's start */
+
+struct entry {
+	uint64_t seq; /* global order; written before the entry is published */
+	uint32_t len; /* bytes of data, or SKIP */
+	int32_t fd;   /* write(fd), or -1 */
+	FILE *f;      /* fwrite(f), or NULL */
+};
+
+struct ring {
+	char *buf;
+	uint64_t cap;  /* power of two */
+	uint64_t head; /* written by the producer: published bytes */
+	uint64_t tail; /* written by the drainer: consumed bytes */
+	int32_t armed; /* a drain notice for this ring is queued */
+	struct rto_req notice;
+};
+
+static struct ring rings[MAX_RINGS];
+static int nrings;
+static uint64_t next_seq;    /* last number taken */
+static uint64_t written_seq; /* every entry up to this one is written; under drain_lock */
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static int async_used;
+static __thread struct ring *my_ring RTO_TLS;
+
+#define FD_ERRS 65536
+static int deferred_err[FD_ERRS]; /* errno of a failed write, for the next call */
+
+static uint64_t full_count, queued_count;
+
+/* ---- the drainer (a helper, or whoever must flush) ---------------------------- */
+
+static void write_entry(const struct entry *e, const char *data)
+{
+	int fd = e->f ? rto_fd_of_file(e->f) : e->fd;
+	size_t done = 0;
+
+	if (e->f) {
+		done = rto_real_fwrite(data, 1, e->len, e->f);
+	} else {
+		while (done < e->len) {
+			ssize_t n = rto_real_write(e->fd, data + done, e->len - done);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			done += (size_t)n;
+		}
+	}
+	if (done == e->len)
+		return;
+	int err = errno ? errno : EIO;
+	if (fd >= 0 && fd < FD_ERRS)
+		uatomic_set(&deferred_err[fd], err);
+	rto_say(0, "async write of %u bytes to fd %d failed: %s (returned by its next call)",
+		e->len, fd, strerror(err));
+}
+
+/* The published entry at r's tail, past any SKIP; NULL if none. */
+static struct entry *peek(struct ring *r)
+{
+	for (;;) {
+		uint64_t head = CMM_LOAD_SHARED(r->head);
+		if (r->tail == head)
+			return NULL;
+		cmm_smp_rmb(); /* the entry is complete once head covers it */
+		struct entry *e = (struct entry *)(r->buf + (r->tail & (r->cap - 1)));
+		if (e->len != SKIP)
+			return e;
+		r->tail += r->cap - (r->tail & (r->cap - 1));
+	}
+}
+
+/*
+ * Entries are multiples of 32 bytes, the header's size rounded up, so the
+ * space left before the ring's end always holds at least a SKIP header.
+ */
+#define GRAIN 32u
+_Static_assert(sizeof(struct entry) <= GRAIN, "an entry header fits in a grain");
+
+static uint64_t entry_size(uint32_t len)
+{
+	return ((uint64_t)sizeof(struct entry) + len + GRAIN - 1) & ~(uint64_t)(GRAIN - 1);
+}
+
+/* Write the entry numbered seq if it is published.  Under drain_lock. */
+static int write_next(uint64_t seq)
+{
+	int n = CMM_LOAD_SHARED(nrings);
+
+	for (int i = 0; i < n; i++) {
+		struct ring *r = &rings[i];
+		struct entry *e = peek(r);
+		if (!e || e->seq != seq)
+			continue;
+		write_entry(e, (const char *)(e + 1));
+		cmm_smp_mb(); /* done with the bytes before the producer may reuse them */
+		CMM_STORE_SHARED(r->tail, r->tail + entry_size(e->len));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Write in sequence until `upto` (or until nothing more is published).  A
+ * number taken but not yet published (its producer is between the two
+ * stores) is waited for briefly; a producer preempted there re-arms its
+ * ring when it publishes, so nothing waits for ever.
+ */
+static void drain_until(uint64_t upto, int must)
+{
+	pthread_mutex_lock(&drain_lock);
+	while (written_seq < upto) {
+		int spins = 0;
+		while (!write_next(written_seq + 1) && (must || ++spins < 1000))
+			caa_cpu_relax();
+		if (spins >= 1000)
+			break;
+		written_seq++;
+	}
+	pthread_mutex_unlock(&drain_lock);
+}
+
+static void run_drain(void *arg)
+{
+	struct ring *r = arg;
+	int saved = errno;
+
+	if (r)
+		uatomic_set(&r->armed, 0); /* before draining: later entries re-arm */
+	drain_until(CMM_LOAD_SHARED(next_seq), 0);
+	errno = saved;
+}
+
+RTO_FN(async_drain, RTO_CLASS_DESC, RTO_OFFLOAD, run_drain);
+
+/* ---- barriers ------------------------------------------------------------------- */
+
+/* Everything accepted so far is written before this returns. */
+void rto_async_barrier(void)
+{
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)))
+		return;
+	uint64_t upto = uatomic_read(&next_seq);
+	if (uatomic_read(&written_seq) >= upto)
+		return;
+	if (rto_direct()) { /* unmarked, or a handler inside an offload: write them here */
+		drain_until(upto, 1);
+		return;
+	}
+	while (uatomic_read(&written_seq) < upto)
+		rto_offload_internal(&rto_fn_async_drain, NULL);
+}
+
+/* ---- producer side ------------------------------------------------------------------ */
+
+void rto_async_thread_marked(void)
+{
+	if (my_ring || !rto_policy_has_async())
+		return;
+	int i = uatomic_add_return(&nrings, 1) - 1;
+	if (i >= MAX_RINGS) {
+		uatomic_add(&nrings, -1);
+		rto_say(1, "more than %d threads with async writes: the rest write synchronously",
+			MAX_RINGS);
+		return;
+	}
+	uint64_t cap = 4096;
+	while (cap < (uint64_t)rto_opt.async_ring_kb * 1024)
+		cap <<= 1;
+	void *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		return;
+	rings[i].cap = cap;
+	rings[i].notice.fn = &rto_fn_async_drain;
+	rings[i].notice.args = &rings[i];
+	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
+	uatomic_set(&async_used, 1);
+	my_ring = &rings[i];
+}
+
+/* Queue a drain of this ring unless one is queued already; do not wait for it. */
+static void arm(struct ring *r)
+{
+	if (uatomic_xchg(&r->armed, 1))
+		return;
+	r->notice.state = RTO_REQ_PENDING;
+	r->notice.prio = rto_self.prio;
+	rto_offload_async(&r->notice);
+}
+
+/* Room for need bytes at the head (plus a SKIP to the start): 1, or 0 if full. */
+static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
+{
+	uint64_t pos = r->head & (r->cap - 1);
+	*skip = pos + need > r->cap ? r->cap - pos : 0;
+	return r->head + *skip + need - CMM_LOAD_SHARED(r->tail) <= r->cap;
+}
+
+/*
+ * Accept len bytes (and a newline if nl) for fd or f.  0: queued; 1: not
+ * queued, make the call synchronously; -1: a deferred error, errno set.
+ */
+int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len, int nl)
+{
+	struct ring *r = my_ring; /* made at mark time; none: synchronous */
+	int efd = f ? rto_fd_of_file(f) : fd;
+	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
+
+	if (efd >= 0 && efd < FD_ERRS && CMM_LOAD_SHARED(deferred_err[efd])) {
+		errno = uatomic_xchg(&deferred_err[efd], 0);
+		return -1;
+	}
+	if (!r || len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
+		return 1;
+	if (!reserve(r, need, &skip)) {
+		uatomic_inc(&full_count);
+		if (rto_opt.async_full == RTO_ASYNC_FULL_SYNC) {
+			rto_async_barrier(); /* keep the order: what is queued goes first */
+			return 1;
+		}
+		arm(r);
+		while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
+			rto_offload_internal(&rto_fn_async_drain, NULL);
+	}
+	if (skip)
+		((struct entry *)(r->buf + (r->head & (r->cap - 1))))->len = SKIP;
+	struct entry *e = (struct entry *)(r->buf + ((r->head + skip) & (r->cap - 1)));
+	memcpy(e + 1, data, len);
+	if (nl)
+		((char *)(e + 1))[len] = '\n';
+	*e = (struct entry){.len = (uint32_t)(len + (nl != 0)), .fd = fd, .f = f};
+	e->seq = uatomic_add_return(&next_seq, 1);
+	cmm_smp_wmb(); /* the entry, then the head that publishes it */
+	CMM_STORE_SHARED(r->head, r->head + skip + need);
+	uatomic_inc(&queued_count);
+	uatomic_inc(&fn->ctr->async);
+	arm(r);
+	return 0;
+}
+
+/* The printf family: format straight into the ring. */
+int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap, int *ret)
+{
+	char line[1024];
+	va_list copy;
+
+	va_copy(copy, ap);
+	int n = flag < 0 ? vsnprintf(line, sizeof(line), fmt, copy)
+			 : __vsnprintf_chk(line, sizeof(line), flag, sizeof(line), fmt, copy);
+	va_end(copy);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return 1; /* longer than a log line: synchronously */
+	*ret = n;
+	return rto_async_put(fn, -1, f, line, (size_t)n, 0);
+}
+
+void rto_async_at_exit(void)
+{
+	if (CMM_LOAD_SHARED(async_used))
+		drain_until(uatomic_read(&next_seq), 1);
+}
+
+void rto_async_counts(uint64_t *queued, uint64_t *full)
+{
+	*queued = uatomic_read(&queued_count);
+	*full = uatomic_read(&full_count);
+}
