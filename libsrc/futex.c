@@ -15,6 +15,14 @@ void rto_futex_wait(uint32_t *addr, uint32_t val)
 	errno = saved;
 }
 
+void rto_futex_wait_ns(uint32_t *addr, uint32_t val, long ns)
+{
+	struct timespec ts = {ns / 1000000000, ns % 1000000000};
+	int saved = errno;
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+	errno = saved;
+}
+
 void rto_futex_wake(uint32_t *addr, int n)
 {
 	int saved = errno;

@@ -142,7 +142,8 @@ static void execute(struct rto_req *r)
 	if (r->stream)
 		rto_stream_borrow(r->stream);
 
-	locale_t own = uselocale((locale_t)r->locale); /* TLS writes, no syscall */
+	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
+	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
 	errno = r->err;
 	r->fn->run(r->args);
 	r->err = errno;
@@ -236,6 +237,7 @@ static void *worker_main(void *arg)
 	char name[16];
 
 	rto_is_helper = 1;
+	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);
 	snprintf(name, sizeof(name), "rtoffload/%d", ws->index);
 	pthread_setname_np(pthread_self(), name);

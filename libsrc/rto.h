@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +118,7 @@ struct rto_thread {
 	unsigned char traits;	 /* RTO_MARK_* bits this thread has now (automark.c) */
 	uint64_t sigmask;	 /* signal mask at mark time, for process-class calls */
 	uint64_t minflt, majflt; /* the thread's fault counts when it was marked */
+	int signal_seen;	 /* the last signal whose handler ran here (signals.c) */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
@@ -314,6 +316,7 @@ struct rto_req {
 	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
 	int h_err;	  /* h_errno: the DNS calls' other errno, thread-local too */
 	void *locale;	  /* the caller's uselocale(): printf's %f, strerror, ... */
+	int worker;	  /* tid of the worker running it, for interrupting it */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -360,12 +363,20 @@ RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
 
+/* signals.c: interrupting a blocking offloaded call like the kernel would. */
+#define RTO_SIG_INTERRUPT SIGRTMAX
+RTO_HIDDEN int rto_signal_interrupts(int sig);
+RTO_HIDDEN void rto_signal_interrupt_worker(struct rto_req *r);
+RTO_HIDDEN void rto_signal_worker_init(void);
+RTO_HIDDEN int rto_signal_worker_tid(void);
+
 /* fork.c */
 RTO_HIDDEN int rto_fork_init(void);
 RTO_HIDDEN void rto_fork_check(void);
 
 /* futex.c */
 RTO_HIDDEN void rto_futex_wait(uint32_t *addr, uint32_t val);
+RTO_HIDDEN void rto_futex_wait_ns(uint32_t *addr, uint32_t val, long ns);
 RTO_HIDDEN void rto_futex_wake(uint32_t *addr, int n);
 RTO_HIDDEN uint64_t rto_now_ns(void);
 

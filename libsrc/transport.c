@@ -64,9 +64,25 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 		cmm_smp_rmb();
 		return;
 	}
-	/* Each turn sleeps; it ends on DONE (woken) or a signal (handled, then on). */
-	while (!done(r))
-		rto_futex_wait(&r->state, RTO_REQ_WAITING);
+	/*
+	 * Each turn sleeps until DONE or a signal.  A handler without SA_RESTART
+	 * that ran here would have ended the call with EINTR: interrupt the
+	 * worker every millisecond until the call returns (signals.c).
+	 */
+	int interrupting = 0;
+	while (!done(r)) {
+		int sig = rto_self.signal_seen;
+		if (RTO_UNLIKELY(sig) && !interrupting) {
+			rto_self.signal_seen = 0;
+			interrupting = rto_signal_interrupts(sig);
+		}
+		if (RTO_UNLIKELY(interrupting)) {
+			rto_signal_interrupt_worker(r);
+			rto_futex_wait_ns(&r->state, RTO_REQ_WAITING, 1000000);
+		} else {
+			rto_futex_wait(&r->state, RTO_REQ_WAITING);
+		}
+	}
 }
 
 void rto_offload(struct rto_req *r, uint64_t t0)
@@ -75,6 +91,7 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 
 	r->err = errno;
 	r->state = RTO_REQ_PENDING;
+	rto_self.signal_seen = 0; /* only a handler that runs during this call counts */
 	cds_wfcq_node_init(&r->node);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A signal that interrupts an offloaded call, as it would interrupt the
+ * call made locally.
+ *
+ * While a marked thread waits for a blocking call (open of a FIFO,
+ * connect, a wait), a signal handler may run on it.  Without SA_RESTART
+ * the kernel would have ended the call with EINTR; with SA_RESTART it would
+ * have gone on.  To know which handler ran, sigaction() and signal()
+ * install a trampoline in front of the program's handler that notes the
+ * signal in the thread's state; the program still sees its own handler
+ * when it asks.  The waiting caller then asks the kernel for that signal's
+ * flags (siginterrupt() may have changed them) and, without SA_RESTART,
+ * sends RTO_SIG_INTERRUPT to the worker running its call, every
+ * millisecond until the call returns: a call sleeping interruptibly ends
+ * with EINTR (or its partial result), one that does not sleep finishes as
+ * it would have.  Only this path makes system calls on the caller's side
+ * (sigaction to read the flags, tgkill, a timed futex wait).
+ *
+ * Not seen: handlers installed with sigset()/sysv_signal() or the raw
+ * rt_sigaction syscall; RTO_SIG_INTERRUPT (SIGRTMAX) is the library's.
+ */
+#include "rto.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static void *user_handler[NSIG]; /* the program's handler behind each trampoline */
+static int user_flags[NSIG];	 /* its sa_flags as the program gave them */
+static __thread int worker_tid RTO_TLS;
+
+static int (*get_real_sigaction(void))(int, const struct sigaction *, struct sigaction *)
+{
+	if (!real_sigaction)
+		real_sigaction = (int (*)(int, const struct sigaction *,
+					  struct sigaction *))rto_resolve("sigaction", NULL);
+	return real_sigaction;
+}
+
+static void trampoline(int sig, siginfo_t *si, void *uc)
+{
+	void *h = user_handler[sig];
+	int flags = user_flags[sig];
+
+	rto_self.signal_seen = sig; /* initial-exec TLS: async-signal-safe */
+	if (flags & SA_RESETHAND)   /* the kernel has reset it to SIG_DFL */
+		user_handler[sig] = NULL;
+	if (!h)
+		return;
+	if (flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	else
+		((void (*)(int))h)(sig);
+}
+
+static int is_function(void *h)
+{
+	return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR;
+}
+
+RTO_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction mine;
+	int ours = sig > 0 && sig < NSIG && sig != RTO_SIG_INTERRUPT;
+	void *prev = ours ? user_handler[sig] : NULL;
+	int prev_flags = ours ? user_flags[sig] : 0;
+
+	if (act && ours && is_function((void *)act->sa_handler)) {
+		mine = *act;
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		user_flags[sig] = act->sa_flags;
+		user_handler[sig] = (void *)act->sa_handler;
+		act = &mine;
+	}
+	int ret = get_real_sigaction()(sig, act, old);
+	if (ret != 0 && act == &mine) {
+		user_handler[sig] = prev;
+		user_flags[sig] = prev_flags;
+	}
+	if (ret == 0 && old && old->sa_sigaction == trampoline) {
+		old->sa_handler = (void (*)(int))prev; /* the program sees its own handler */
+		old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev_flags & SA_SIGINFO);
+	}
+	return ret;
+}
+
+/* glibc's signal(): BSD semantics, SA_RESTART, the signal blocked in its handler. */
+RTO_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+{
+	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
+
+	sigemptyset(&act.sa_mask);
+	if (sig > 0 && sig < NSIG)
+		sigaddset(&act.sa_mask, sig);
+	if (sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+RTO_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int)
+{
+	return signal(sig, handler);
+}
+
+/* ---- the waiting caller ----------------------------------------------------- */
+
+/* The handler of sig ran on us: would the kernel have ended the call? */
+int rto_signal_interrupts(int sig)
+{
+	struct sigaction cur;
+
+	if (get_real_sigaction()(sig, NULL, &cur) != 0)
+		return 0;
+	return !(cur.sa_flags & SA_RESTART);
+}
+
+void rto_signal_interrupt_worker(struct rto_req *r)
+{
+	int tid = CMM_LOAD_SHARED(r->worker);
+	if (tid > 0)
+		syscall(SYS_tgkill, getpid(), tid, RTO_SIG_INTERRUPT);
+}
+
+/* ---- the worker ----------------------------------------------------------------- */
+
+static void interrupted(int sig)
+{
+	(void)sig; /* its only job was to end the system call with EINTR */
+}
+
+/* In each worker at start: take RTO_SIG_INTERRUPT, without SA_RESTART. */
+void rto_signal_worker_init(void)
+{
+	static int installed;
+	struct sigaction act = {.sa_handler = interrupted};
+	sigset_t only;
+
+	worker_tid = (int)syscall(SYS_gettid);
+	if (!uatomic_xchg(&installed, 1))
+		get_real_sigaction()(RTO_SIG_INTERRUPT, &act, NULL);
+	sigemptyset(&only);
+	sigaddset(&only, RTO_SIG_INTERRUPT);
+	pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+}
+
+int rto_signal_worker_tid(void)
+{
+	return worker_tid;
+}
