@@ -164,7 +164,7 @@ static void run_drain(void *arg)
 	errno = saved;
 }
 
-RTO_FN(async_drain, RTO_CLASS_DESC, RTO_OFFLOAD, run_drain);
+RTO_FN(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain);
 
 /* ---- barriers ------------------------------------------------------------------- */
 

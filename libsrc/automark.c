@@ -43,6 +43,8 @@ static void resolve_reals(void);
 
 /* ---- deciding ---------------------------------------------------------- */
 
+static int in_constructor; /* helpers never start at load: on first use instead */
+
 static int wanted(unsigned traits)
 {
 	return (rto_opt.mark & RTO_MARK_ALL) || (rto_opt.mark & traits);
@@ -59,8 +61,12 @@ static void apply(struct rto_thread *t)
 	int self = t == &rto_self;
 	if (wanted(t->traits)) {
 		t->by_policy = 1;
-		if (self && route == RTO_ROUTE_DIRECT)
+		if (self && route == RTO_ROUTE_DIRECT) {
 			rto_thread_marked();
+			/* Now, not on its first call inside the realtime loop. */
+			if (!in_constructor)
+				rto_helpers_start();
+		}
 		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
 	} else if (t->by_policy) {
 		t->by_policy = 0;
@@ -220,16 +226,20 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 
 /* ---- transitions --------------------------------------------------------- */
 
+/*
+ * The priority a marked thread's requests carry follows its scheduling
+ * whatever marked it (a program may mark first and go SCHED_FIFO after);
+ * the rt trait only matters to mark=rt.
+ */
 static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, int prio)
 {
-	if (!(rto_opt.mark & RTO_MARK_RT))
-		return;
-	with_thread(by_tid, thread, tid, RTO_MARK_RT, is_rt_policy(policy));
 	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self()))
 		rto_self.prio = is_rt_policy(policy) ? prio : 0;
 	if (is_rt_policy(policy))
 		rto_helpers_raise_ceiling(prio);
+	if (rto_opt.mark & RTO_MARK_RT)
+		with_thread(by_tid, thread, tid, RTO_MARK_RT, is_rt_policy(policy));
 }
 
 RTO_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
@@ -342,7 +352,9 @@ void rto_automark_init(void)
 		registry_add();
 	/* The initial thread: started under chrt, taskset, or just "main". */
 	rto_self.traits = (unsigned char)query_traits(1);
+	in_constructor = 1;
 	apply(&rto_self);
+	in_constructor = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_capture(&rto_self);
 }

@@ -74,7 +74,7 @@ static void run_classify(void *p)
 	errno = saved;
 }
 
-RTO_FN(fd_classify, RTO_CLASS_DESC, RTO_OFFLOAD, run_classify);
+RTO_FN(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify);
 
 /* ---- on the caller ---------------------------------------------------------- */
 

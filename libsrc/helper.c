@@ -24,6 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
+#define RTO_HELPER_STACK (1024 * 1024)
+
 static __thread int rto_is_helper RTO_TLS;
 static __thread int rto_helper_prio RTO_TLS; /* current, for inherit: -1 unknown */
 
@@ -293,6 +296,8 @@ static int start_workers(struct rto_queue *q)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
+	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
 	for (unsigned i = 0; i < n && !err; i++) {
 		worker_starts[i].cpus = cpus;
 		worker_starts[i].index = (int)i;

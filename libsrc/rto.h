@@ -156,7 +156,8 @@ enum rto_class {
 	RTO_CLASS_NET,
 	RTO_CLASS_MEMORY,
 	RTO_CLASS_PROCESS,
-	RTO_CLASS_COUNT
+	RTO_CLASS_COUNT,
+	RTO_CLASS_INTERNAL = RTO_CLASS_COUNT /* the library's own requests: not in totals */
 };
 
 struct rto_fn;

@@ -131,7 +131,8 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	}
 	memset(&sum, 0, sizeof(sum));
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
-		add_counters(&sum, (*f)->ctr);
+		if ((*f)->cls != RTO_CLASS_INTERNAL) /* only the program's own calls */
+			add_counters(&sum, (*f)->ctr);
 	summarise(&sum, &s);
 	memset(out, 0, sizeof(*out));
 	out->offloaded = s.offloaded;

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What rt_loop and legacy_loop share: the command line, the realtime
+ * set-up steps, the periodic loop with its work, and the latency report.
+ * Nothing here knows about librtoffload, so legacy_loop stays a program
+ * that was never written for it.
+ */
+#ifndef LOOP_COMMON_H
+#define LOOP_COMMON_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* An extra on/off flag of one program (rt_loop's --offload). */
+struct loop_flag {
+	const char *name;
+	const char *help;
+	int *value;
+};
+
+struct loop_cfg {
+	const char *prog;
+	unsigned duration_s;	       /* --duration */
+	unsigned period_us;	       /* --period */
+	unsigned fsync_every;	       /* --fsync-every: fflush+fsync of the log every N cycles */
+	unsigned heavy_every;	       /* --heavy-every: a heavy call every N cycles, 0 = none */
+	int cpu;		       /* --cpu, -1: the second allowed CPU, or the only one */
+	int prio;		       /* --prio: SCHED_FIFO priority */
+	const char *dir;	       /* --dir: where the log and data files go */
+	const struct loop_flag *flags; /* NULL-terminated, or NULL */
+};
+
+/* What the realtime set-up got; the report shows it. */
+struct loop_rt {
+	int locked;	   /* mlockall done */
+	int cpu;	   /* pinned to it, or -1 */
+	int fifo;	   /* SCHED_FIFO priority, 0: normal priority */
+	char unlocked[80]; /* why memory is not locked, when it is not */
+};
+
+/* Defaults, then argv.  Exits with a usage message on a bad argument. */
+void loop_parse_args(struct loop_cfg *cfg, int argc, char **argv);
+
+/* One line "prog: message" on stderr. */
+void loop_note(const struct loop_cfg *cfg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* mlockall(MCL_CURRENT | MCL_FUTURE), or rt->unlocked says why not. */
+void loop_lock_memory(struct loop_rt *rt);
+/* The CPU the loop runs on: --cpu, else the second CPU we may use. */
+int loop_choose_cpu(const struct loop_cfg *cfg);
+/*
+ * One line for what the realtime set-up could not get: SCHED_FIFO (its
+ * errno in fifo_err, 0 if granted) or locked memory.  Nothing if all went.
+ */
+void loop_rt_notes(const struct loop_cfg *cfg, const struct loop_rt *rt, int fifo_err);
+/* Pin the calling thread, make it SCHED_FIFO, then loop_rt_notes(). */
+void loop_rt_self(const struct loop_cfg *cfg, struct loop_rt *rt);
+
+struct loop;
+
+/* Everything the loop touches, made before it runs: files, buffers, samples. */
+struct loop *loop_open(const struct loop_cfg *cfg);
+/* The periodic loop itself: the realtime part. */
+void loop_run(struct loop *l);
+/* The latency report, "label: value" lines (examples/demo.sh joins them). */
+void loop_report(struct loop *l, const struct loop_rt *rt, FILE *out);
+void loop_close(struct loop *l);
+
+/* One report line, aligned like loop_report()'s. */
+void loop_report_line(FILE *out, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A duration in ns as microseconds with one decimal, into buf. */
+const char *loop_us(char *buf, size_t len, int64_t ns);
+
+#endif /* LOOP_COMMON_H */
