@@ -262,7 +262,8 @@ RTO_EXPORT int sched_setparam(pid_t pid, const struct sched_param *sp)
 {
 	int ret = REAL(real_sched_setparam)(pid, sp);
 	int saved = errno;
-	if (ret == 0 && pid == 0 && is_rt_policy(sched_getscheduler(0)))
+	if (ret == 0 && (pid == 0 || pid == (pid_t)syscall(SYS_gettid)) &&
+	    is_rt_policy(sched_getscheduler(0)))
 		rto_self.prio = sp->sched_priority;
 	errno = saved;
 	return ret;

@@ -15,6 +15,11 @@
  */
 #include "rto.h"
 
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "shims_prelude.h" /* rto_fn_dlopen, rto_fn_dlclose */
+
 #include <errno.h>
 #include <locale.h>
 #include <netdb.h>
@@ -130,6 +135,12 @@ static int take_call_signal(int err)
 	return sig > 0 ? sig : 0;
 }
 
+static char *take_dlerror(void)
+{
+	const char *e = dlerror();
+	return e ? strdup(e) : NULL; /* the caller's dlerror() frees it */
+}
+
 static void execute(struct rto_req *r)
 {
 	sigset_t all, caller;
@@ -151,6 +162,8 @@ static void execute(struct rto_req *r)
 	r->fn->run(r->args);
 	r->err = errno;
 	r->h_err = h_errno;
+	if (RTO_UNLIKELY(r->fn == &rto_fn_dlopen || r->fn == &rto_fn_dlclose))
+		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
 	uselocale(own);
 	r->signo = take_call_signal(r->err);
 

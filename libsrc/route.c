@@ -72,6 +72,8 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
 		pthread_kill(pthread_self(), req.signo);
 	if (fn->cls == RTO_CLASS_DNS)
 		h_errno = req.h_err;
+	if (RTO_UNLIKELY(req.dlerror))
+		rto_dlerror_set(req.dlerror);
 	errno = req.err;
 }
 

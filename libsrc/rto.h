@@ -111,14 +111,16 @@ enum rto_route {
 };
 
 struct rto_thread {
-	unsigned char route;	 /* the only field the unmarked fast path reads */
-	unsigned char mode;	 /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
-	int prio;		 /* SCHED_FIFO/RR priority at mark time, 0 if other */
-	unsigned char by_policy; /* marked by mark=, not by the API */
-	unsigned char traits;	 /* RTO_MARK_* bits this thread has now (automark.c) */
-	uint64_t sigmask;	 /* signal mask at mark time, for process-class calls */
-	uint64_t minflt, majflt; /* the thread's fault counts when it was marked */
-	int signal_seen;	 /* the last signal whose handler ran here (signals.c) */
+	unsigned char route;	      /* the only field the unmarked fast path reads */
+	unsigned char mode;	      /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
+	int prio;		      /* SCHED_FIFO/RR priority at mark time, 0 if other */
+	unsigned char by_policy;      /* marked by mark=, not by the API */
+	unsigned char traits;	      /* RTO_MARK_* bits this thread has now (automark.c) */
+	uint64_t sigmask;	      /* signal mask at mark time, for process-class calls */
+	uint64_t minflt, majflt;      /* the thread's fault counts when it was marked */
+	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
+	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
+	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
@@ -318,6 +320,7 @@ struct rto_req {
 	int h_err;	  /* h_errno: the DNS calls' other errno, thread-local too */
 	void *locale;	  /* the caller's uselocale(): printf's %f, strerror, ... */
 	int worker;	  /* tid of the worker running it, for interrupting it */
+	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -370,6 +373,9 @@ RTO_HIDDEN int rto_signal_interrupts(int sig);
 RTO_HIDDEN void rto_signal_interrupt_worker(struct rto_req *r);
 RTO_HIDDEN void rto_signal_worker_init(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
+
+/* wrap_misc.c: an offloaded dlopen's error, for the caller's dlerror(). */
+RTO_HIDDEN void rto_dlerror_set(char *msg);
 
 /* fork.c */
 RTO_HIDDEN int rto_fork_init(void);

@@ -21,7 +21,9 @@ int rto_thread_mode(void)
  * What the helper needs to act for this thread: its realtime priority
  * (request order, helper_priority=inherit) and its signal mask (children
  * started by system()/posix_spawn() inherit the mask of the thread that
- * spawns them).  Two short syscalls, at mark time, never per call.
+ * spawns them).  Asked of the kernel once per thread, at its first mark;
+ * from then on the scheduling wrappers (automark.c) and the signal-mask
+ * wrappers below keep them current, so a later mark is a flag flip.
  */
 void rto_thread_capture(struct rto_thread *t)
 {
@@ -29,6 +31,8 @@ void rto_thread_capture(struct rto_thread *t)
 	int policy;
 	sigset_t mask;
 
+	if (t->identity_known)
+		return;
 	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
@@ -36,6 +40,49 @@ void rto_thread_capture(struct rto_thread *t)
 	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0)
 		memcpy(&t->sigmask, &mask, sizeof(t->sigmask));
 	rto_helpers_raise_ceiling(t->prio);
+	t->identity_known = 1;
+}
+
+/* ---- the signal mask, followed where it changes ------------------------------ */
+
+static int (*real_pthread_sigmask)(int, const sigset_t *, sigset_t *);
+static int (*real_sigprocmask)(int, const sigset_t *, sigset_t *);
+
+static void mask_changed(int how, const sigset_t *set)
+{
+	uint64_t bits;
+
+	if (!set || !rto_self.identity_known)
+		return; /* not captured yet: the first mark will ask the kernel */
+	memcpy(&bits, set, sizeof(bits));
+	if (how == SIG_BLOCK)
+		rto_self.sigmask |= bits;
+	else if (how == SIG_UNBLOCK)
+		rto_self.sigmask &= ~bits;
+	else if (how == SIG_SETMASK)
+		rto_self.sigmask = bits;
+}
+
+RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!real_pthread_sigmask)
+		real_pthread_sigmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+			"pthread_sigmask", NULL);
+	int err = real_pthread_sigmask(how, set, old);
+	if (!err)
+		mask_changed(how, set);
+	return err;
+}
+
+RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!real_sigprocmask)
+		real_sigprocmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+			"sigprocmask", NULL);
+	int ret = real_sigprocmask(how, set, old);
+	if (ret == 0)
+		mask_changed(how, set);
+	return ret;
 }
 
 /* ---- traps: page faults while marked ---------------------------------------- */
@@ -62,19 +109,33 @@ static __attribute__((noinline)) void prefault_stack(size_t bytes)
 		p[i] = 0;
 }
 
+/*
+ * Faults are counted when stats were asked for (stats=1, stats_file=):
+ * then a mark and an unmark each cost one getrusage().  Otherwise a mark
+ * is a flag flip.
+ */
+static int counting_faults(void)
+{
+	return rto_opt.stats || rto_opt.stats_file[0];
+}
+
 void rto_thread_marked(void)
 {
 	if (rto_opt.prefault_stack_kb)
 		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
+	rto_async_thread_marked(); /* its ring, if some call is async: first mark only */
+	if (!counting_faults())
+		return;
 	fault_counts(&rto_self.minflt, &rto_self.majflt);
 	pthread_setspecific(exit_key, &rto_self); /* non-NULL: the destructor runs */
-	rto_async_thread_marked();		  /* its ring, if some call is async */
 }
 
 void rto_thread_unmarked(void)
 {
 	uint64_t minor, major;
 
+	if (!counting_faults())
+		return;
 	fault_counts(&minor, &major);
 	uatomic_add(&faults_minor, minor - rto_self.minflt);
 	uatomic_add(&faults_major, major - rto_self.majflt);
@@ -93,7 +154,7 @@ void rto_thread_faults(uint64_t *minor, uint64_t *major)
 {
 	*minor = CMM_LOAD_SHARED(faults_minor);
 	*major = CMM_LOAD_SHARED(faults_major);
-	if (rto_self.route != RTO_ROUTE_DIRECT) {
+	if (rto_self.route != RTO_ROUTE_DIRECT && counting_faults()) {
 		uint64_t mi, ma;
 		fault_counts(&mi, &ma);
 		*minor += mi - rto_self.minflt;

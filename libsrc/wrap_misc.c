@@ -2,6 +2,7 @@
 /* mremap() and the syslog family: variadic or va_list, so written by hand. */
 #include "shims_prelude.h"
 
+#include <stdlib.h>
 #include <sys/mman.h>
 
 /* ---- mremap --------------------------------------------------------------- */
@@ -99,4 +100,34 @@ RTO_EXPORT void vsyslog(int prio, const char *fmt, va_list ap)
 RTO_EXPORT void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap)
 {
 	route_syslog(&rto_fn___vsyslog_chk, prio, flag, fmt, ap);
+}
+
+/* ---- dlerror ----------------------------------------------------------------- */
+
+/*
+ * dlerror() is per thread, and an offloaded dlopen() fails on a worker: the
+ * worker hands its message over (helper.c) and the caller's next dlerror()
+ * returns it, once, as glibc's would.
+ */
+static __thread char *dlerror_returned RTO_TLS; /* freed at the next call */
+static char *(*real_dlerror)(void);
+
+void rto_dlerror_set(char *msg)
+{
+	free(rto_self.dlerror);
+	rto_self.dlerror = msg;
+}
+
+RTO_EXPORT char *dlerror(void)
+{
+	if (!real_dlerror)
+		real_dlerror = (char *(*)(void))rto_resolve("dlerror", NULL);
+	free(dlerror_returned);
+	dlerror_returned = NULL;
+	if (!rto_self.dlerror)
+		return real_dlerror();
+	dlerror_returned = rto_self.dlerror;
+	rto_self.dlerror = NULL;
+	real_dlerror(); /* and clear any older one of this thread */
+	return dlerror_returned;
 }
