@@ -451,7 +451,7 @@ static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg 
  * segment only when what follows it up to the next ':' has an '=', i.e.
  * looks like the next key; a quoted value (key="a:b") hides its ':' too.
  */
-static const char *segment_end(const char *s)
+const char *rto_options_segment_end(const char *s)
 {
 	const char *eq = s + strcspn(s, ":=");
 	const char *p = eq;
@@ -481,7 +481,7 @@ int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t
 	if (!s)
 		return 0;
 	for (; *s; s = *end ? end + 1 : end) {
-		end = segment_end(s);
+		end = rto_options_segment_end(s);
 		if (end > s && parse_one(s, (size_t)(end - s), o, &m) < 0)
 			return -1;
 	}

@@ -86,6 +86,8 @@ RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
  * it can be fuzzed.
  */
 RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
+/* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
+RTO_HIDDEN const char *rto_options_segment_end(const char *s);
 /* rto_opt from the environment; a bad option ends the program (exit 78). */
 RTO_HIDDEN void rto_options_load(void);
 

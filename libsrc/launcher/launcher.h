@@ -42,10 +42,10 @@ _Noreturn void fail(int status, const char *fmt, ...) __attribute__((format(prin
 
 /* ---- cpus.c: CPU lists, as the kernel and the library write them ---- */
 
-/* "1,4-7" into *set; 0, or -1 (syntax, or a CPU >= CPU_SETSIZE). */
-int cpus_parse(const char *s, cpu_set_t *set);
-/* "0-3,6", or "(none)". */
-void cpus_format(const cpu_set_t *set, char *buf, size_t len);
+/* The library's parser and formatter ("1,4-7", "(none)"): libsrc/cpulist.c. */
+#include "rto.h"
+#define cpus_parse  rto_cpulist_parse
+#define cpus_format rto_cpulist_format
 /* A sysfs CPU list file; an empty file is the empty set.  0 or -1. */
 int cpus_read(const char *path, cpu_set_t *set);
 void cpus_online(cpu_set_t *set);

@@ -181,28 +181,6 @@ char *preload_compose(const char *lib, const char *old)
 	return fclose(f) == 0 ? out : NULL;
 }
 
-/*
- * The ':' that ends the key=value segment at s, by the library's rule
- * (libsrc/options.c): a value may hold ':' (mark=name:ctl*), so a ':' ends
- * a segment only when what follows looks like the next key (an '=' before
- * the next ':'), and a quoted value (key="a:b") hides its ':' anyway.
- */
-static const char *segment_end(const char *s)
-{
-	const char *eq = s + strcspn(s, ":=");
-	const char *p = eq;
-
-	if (*eq == '=' && eq[1] == '"' && strchr(eq + 2, '"'))
-		p = strchr(eq + 2, '"');
-	for (p += strcspn(p, ":"); *p; p += 1 + strcspn(p + 1, ":")) {
-		const char *next = p + 1 + strcspn(p + 1, ":=");
-
-		if (*next == '=' || p == eq || next == p + 1) /* key=, bare key, or empty */
-			return p;
-	}
-	return p;
-}
-
 static void copy_value(const char *v, const char *end, char *out, size_t len)
 {
 	if (end - v >= 2 && v[0] == '"' && end[-1] == '"') {
@@ -218,7 +196,7 @@ int options_get(const char *opts, const char *key, char *val, size_t len)
 	int found = 0;
 
 	for (const char *s = opts ? opts : "", *end; *s; s = *end ? end + 1 : end) {
-		end = segment_end(s);
+		end = rto_options_segment_end(s); /* the library's rule */
 		if ((size_t)(end - s) > klen && strncmp(s, key, klen) == 0 && s[klen] == '=') {
 			found = 1;
 			if (val)
