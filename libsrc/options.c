@@ -184,19 +184,26 @@ static int parse_mark_one(struct val w, struct rto_options *o)
 	return 0;
 }
 
+/* Each comma-separated item of v through one(); -1 at the first bad one. */
+static int each_item(struct val v, struct rto_options *o,
+		     int (*one)(struct val, struct rto_options *))
+{
+	for (const char *s = v.s, *end = v.s + v.n; s <= end;) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		const char *stop = comma ? comma : end;
+		if (one((struct val){s, (size_t)(stop - s)}, o) < 0)
+			return -1;
+		s = stop + 1;
+	}
+	return 0;
+}
+
 static int parse_mark(const struct key *k, struct val v, struct rto_options *o)
 {
 	(void)k;
 	o->mark = 0; /* the last mark= wins, like any key */
 	o->mark_name[0] = '\0';
-	for (const char *s = v.s, *end = v.s + v.n; s <= end;) {
-		const char *comma = memchr(s, ',', (size_t)(end - s));
-		const char *stop = comma ? comma : end;
-		if (parse_mark_one((struct val){s, (size_t)(stop - s)}, o) < 0)
-			return -1;
-		s = stop + 1;
-	}
-	return 0;
+	return each_item(v, o, parse_mark_one);
 }
 
 /* The rules are checked against the call table at load (policy.c). */
@@ -224,7 +231,7 @@ static const struct word on_strict_words[] = {
 };
 
 /* fd_local=pipe,tmpfs,...: the kinds of descriptor whose calls run locally. */
-static int parse_fd_local(const struct key *k, struct val v, struct rto_options *o)
+static int parse_fd_kind(struct val w, struct rto_options *o)
 {
 	static const struct word kinds[] = {
 		{"pipe", RTO_FD_PIPE},
@@ -235,18 +242,19 @@ static int parse_fd_local(const struct key *k, struct val v, struct rto_options 
 		{"none", 0},
 		{NULL, 0},
 	};
+	const struct word *kind = find_word(kinds, w);
+
+	if (!kind)
+		return -1;
+	o->fd_local |= (unsigned)kind->value;
+	return 0;
+}
+
+static int parse_fd_local(const struct key *k, struct val v, struct rto_options *o)
+{
 	(void)k;
 	o->fd_local = 0;
-	for (const char *s = v.s, *end = v.s + v.n; s <= end;) {
-		const char *comma = memchr(s, ',', (size_t)(end - s));
-		const char *stop = comma ? comma : end;
-		const struct word *w = find_word(kinds, (struct val){s, (size_t)(stop - s)});
-		if (!w)
-			return -1;
-		o->fd_local |= (unsigned)w->value;
-		s = stop + 1;
-	}
-	return 0;
+	return each_item(v, o, parse_fd_kind);
 }
 
 static const struct word modes[] = {
