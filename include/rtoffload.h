@@ -24,7 +24,10 @@
  *
  *   (1) The first mark in a process (and the first after a fork) starts
  *       the helper threads: pthread_create, affinity and scheduling
- *       syscalls.  Every later mark only flips a thread-local flag.
+ *       syscalls; a thread's first mark also reads its priority and
+ *       signal mask.  Every later mark and every unmark only flips a
+ *       thread-local flag, except with stats=1 or stats_file= (page
+ *       faults are then counted: one getrusage() per mark and unmark).
  *   (2) Walks the per-function counters; takes no lock but reads a few
  *       kilobytes.  Call it outside the realtime loop.
  *

@@ -80,8 +80,8 @@ RTO_FN(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify);
 
 int rto_fd_runs_local(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX)
-		return 0;
+	if (fd < 0 || fd >= FD_MAX || !rto_opt.fd_local)
+		return 0; /* fd_local=none: nothing to learn */
 	uint16_t e = CMM_LOAD_SHARED(table[fd]);
 	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
 		return (e & CLASS_MASK) == CLASS_LOCAL;
