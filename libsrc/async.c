@@ -25,6 +25,8 @@
  */
 #include "shims_prelude.h"
 
+#include "rtoffload.h"
+
 #include <string.h>
 #include <sys/mman.h>
 
@@ -237,6 +239,10 @@ static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
 int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len, int nl)
 {
 	struct ring *r = my_ring; /* made at mark time; none: synchronous */
+
+	/* Strict means nothing leaves this thread, queued writes included. */
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
+		return 1;
 	int efd = f ? rto_fd_of_file(f) : fd;
 	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
 
@@ -298,4 +304,31 @@ void rto_async_counts(uint64_t *queued, uint64_t *full)
 {
 	*queued = uatomic_read(&queued_count);
 	*full = uatomic_read(&full_count);
+}
+
+/* fd was closed, replaced or reborn: an error of its old file is not its own. */
+void rto_async_forget(int fd)
+{
+	if (fd >= 0 && fd < FD_ERRS && RTO_UNLIKELY(CMM_LOAD_SHARED(deferred_err[fd])))
+		uatomic_set(&deferred_err[fd], 0);
+}
+
+/*
+ * A forked child has copies of the rings, but what they hold belongs to the
+ * parent, which writes it: the child starts with every ring empty, and with
+ * a fresh drain lock (a helper may have held it at the fork).
+ */
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&drain_lock, NULL);
+	for (int i = 0; i < nrings && i < MAX_RINGS; i++) {
+		rings[i].tail = rings[i].head;
+		rings[i].armed = 0;
+	}
+	written_seq = next_seq;
+}
+
+void rto_async_init(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
 }

@@ -206,7 +206,8 @@ static void report(struct site *s, struct rto_fn *fn, int event)
 	char thread[17] = "?";
 
 	prctl(PR_GET_NAME, (unsigned long)thread, 0, 0, 0);
-	s->suppressed = suppressed_by("function:", fn->name) || walk(s, 0);
+	int stack_suppressed = walk(s, 0); /* also notes where, for the exit listing */
+	s->suppressed = suppressed_by("function:", fn->name) || stack_suppressed;
 	if (s->suppressed || rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
 		return;
 	out("==%d==rtoffload: %s '%s' from realtime thread '%s' (tid %ld)\n", (int)getpid(),

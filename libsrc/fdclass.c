@@ -104,6 +104,7 @@ int rto_fd_runs_local(int fd)
 
 void rto_fd_forget(int fd)
 {
+	rto_async_forget(fd);
 	if (fd < 0 || fd >= FD_MAX || RTO_LIKELY(!CMM_LOAD_SHARED(table_used)))
 		return;
 	uatomic_add(&table[fd], GEN_ONE); /* class bits stay; the generation moves on */

@@ -18,6 +18,7 @@ __attribute__((constructor)) static void rto_init(void)
 	rto_fork_init();
 	rto_stream_selftest();
 	rto_thread_init();
+	rto_async_init();
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */

@@ -148,20 +148,19 @@ void rto_policy_load(void)
 	char err[160];
 	int line;
 
-	for (int pass = 0; pass < 2; pass++)
-		if (apply_list(rto_opt.policy, pass, err, sizeof(err)) < 0)
-			rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: policy=%s: %s", rto_opt.policy,
-				err);
-	if (!rto_opt.policy_file[0])
-		return;
-	if (read_file(rto_opt.policy_file, text, sizeof(text)) < 0)
+	if (rto_opt.policy_file[0] && read_file(rto_opt.policy_file, text, sizeof(text)) < 0)
 		rto_die(RTO_EXIT_CONFIG,
 			"RTOFFLOAD_OPTIONS: policy_file=%s: cannot read it (or over 64 KiB)",
 			rto_opt.policy_file);
-	for (int pass = 0; pass < 2; pass++)
-		if (apply_file(text, pass, err, sizeof(err), &line) < 0)
+	/* Class rules of both sources first, then function rules of both. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (apply_list(rto_opt.policy, pass, err, sizeof(err)) < 0)
+			rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: policy=%s: %s", rto_opt.policy,
+				err);
+		if (rto_opt.policy_file[0] && apply_file(text, pass, err, sizeof(err), &line) < 0)
 			rto_die(RTO_EXIT_CONFIG, "policy_file %s:%d: %s", rto_opt.policy_file, line,
 				err);
+	}
 }
 
 int rto_policy_has_async(void)

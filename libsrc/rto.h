@@ -185,6 +185,8 @@ RTO_HIDDEN void rto_async_barrier(void);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
+RTO_HIDDEN void rto_async_forget(int fd);
+RTO_HIDDEN void rto_async_init(void);
 /* policy.c: does any call have the async handling? */
 RTO_HIDDEN int rto_policy_has_async(void);
 

@@ -207,6 +207,10 @@ static void write_table(struct out *o)
 		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
 		   t.major_faults);
+	uint64_t queued, full;
+	rto_async_counts(&queued, &full);
+	if (queued || full)
+		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
 }
 
 static void write_json(struct out *o)

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Scenarios for asynchronous writes (policy=stdio:async, write:async).
+ *
+ *   lines MODE NT NL DIR END
+ *     NT marked threads write NL lines "T I\n" each.  MODE: file (fprintf
+ *     to one shared FILE), files (a FILE each), fd (write to one shared
+ *     descriptor), fds (a descriptor each); the files are DIR/lines or
+ *     DIR/lines.T.  END: close (the main thread closes them) or return
+ *     (main returns with them open: exit must drain).  Prints async=N (the
+ *     stats total after the threads are joined).
+ *
+ *   barrier KIND DIR WHO
+ *     A marked thread queues 1000 lines to DIR/barrier.file, then KIND
+ *     (fflush, fclose: on a FILE; fsync, close: on a descriptor) is called
+ *     and the file is read through a descriptor of its own right after.
+ *     WHO=marked: the logging thread itself calls KIND.  WHO=unmarked: the
+ *     only helper (workers=1) is first held in a blocking read for another
+ *     marked thread, so nothing can drain in the background, and the
+ *     unmarked main thread calls KIND.  Prints before=N after=N expected=N
+ *     (bytes on disk before and right after the call).
+ *
+ *   exit_drain HOW DIR
+ *     The only helper is held as above; a marked thread queues 10000
+ *     lines; then the process ends: HOW=return (from main), sigterm (a
+ *     SIGTERM handler that calls exit), return_fd (write() instead of a
+ *     FILE).  Prints before=N expected=N first.
+ *
+ *   fork_queue DIR          see below.
+ *
+ *   async_error KIND DIR    enospc, ebadf, reuse: see below.
+ *
+ *   async_calls DIR
+ *     One call of each async-capable stdio function and write().
+ */
+#include "child.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_THREADS 16
+
+/* ---- lines -------------------------------------------------------------------------- */
+
+struct logger {
+	int index, nl;
+	FILE *f;
+	int fd;
+};
+
+static void log_lines(void *arg)
+{
+	struct logger *l = arg;
+	char line[64];
+
+	for (int i = 0; i < l->nl; i++) {
+		if (l->f) {
+			fprintf(l->f, "%d %d\n", l->index, i);
+		} else {
+			int n = snprintf(line, sizeof(line), "%d %d\n", l->index, i);
+			if (write(l->fd, line, (size_t)n) != n)
+				fail("write returned short"); /* async returns the count */
+		}
+	}
+}
+
+/* Bytes that log_lines writes for thread index with nl lines. */
+static long lines_bytes(int index, int nl)
+{
+	long n = 0;
+	char line[64];
+
+	for (int i = 0; i < nl; i++)
+		n += snprintf(line, sizeof(line), "%d %d\n", index, i);
+	return n;
+}
+
+static void open_sink(struct logger *l, const char *path, int stream)
+{
+	l->f = NULL;
+	l->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (l->fd < 0)
+		fail("open %s", path);
+	if (stream && !(l->f = fdopen(l->fd, "w")))
+		fail("fdopen %s", path);
+}
+
+static void close_sink(struct logger *l)
+{
+	if (l->f)
+		fclose(l->f);
+	else
+		close(l->fd);
+}
+
+int sc_lines(int argc, char **argv)
+{
+	static struct logger logs[MAX_THREADS];
+	static struct thread threads[MAX_THREADS];
+	static char names[MAX_THREADS][16];
+	char path[PATH_MAX];
+
+	if (argc < 5)
+		fail("usage: lines MODE NT NL DIR END");
+	const char *mode = argv[0];
+	int nt = atoi(argv[1]), nl = atoi(argv[2]);
+	int stream = !strcmp(mode, "file") || !strcmp(mode, "files");
+	int shared = !strcmp(mode, "file") || !strcmp(mode, "fd");
+	if (nt < 1 || nt > MAX_THREADS)
+		fail("1 to %d threads", MAX_THREADS);
+	for (int t = 0; t < nt; t++) {
+		logs[t] = (struct logger){.index = t, .nl = nl};
+		if (shared && t > 0) {
+			logs[t].f = logs[0].f;
+			logs[t].fd = logs[0].fd;
+			continue;
+		}
+		char name[32];
+		snprintf(name, sizeof(name), shared ? "lines" : "lines.%d", t);
+		path_join(path, argv[3], name);
+		open_sink(&logs[t], path, stream);
+	}
+	for (int t = 0; t < nt; t++) {
+		snprintf(names[t], sizeof(names[t]), "log%d", t);
+		threads[t] = (struct thread){
+			.name = names[t], .mark = 1, .fn = log_lines, .arg = &logs[t]};
+		thread_start(&threads[t]);
+	}
+	for (int t = 0; t < nt; t++)
+		thread_join(&threads[t]);
+	say("async=%lu", stats_now().async);
+	if (strcmp(argv[4], "close") == 0)
+		for (int t = 0; t < (shared ? 1 : nt); t++)
+			close_sink(&logs[t]);
+	return 0; /* END=return: the open files are exit's to drain */
+}
+
+/* ---- holding the only helper ----------------------------------------------------------- */
+
+/*
+ * With workers=1 and fd_local=none, a marked thread's read of an empty
+ * pipe runs on the only helper and blocks it there: until the pipe is
+ * written, no queued async write can be drained in the background.
+ */
+struct blocker {
+	int p[2];
+	struct thread t;
+	char byte;
+};
+
+static void blocked_read(void *arg)
+{
+	struct blocker *b = arg;
+
+	if (read(b->p[0], &b->byte, 1) != 1)
+		b->byte = -1;
+}
+
+static void hold_helper(struct blocker *b)
+{
+	if (pipe2(b->p, O_CLOEXEC) != 0)
+		fail("pipe2");
+	b->t = (struct thread){.name = "blocker", .mark = 1, .fn = blocked_read, .arg = b};
+	thread_start(&b->t);
+	wait_helper_in_syscall(SYS_read);
+}
+
+static void release_helper(struct blocker *b)
+{
+	if (write(b->p[1], "x", 1) != 1)
+		fail("write to the blocker");
+	thread_join(&b->t);
+}
+
+/* ---- barrier --------------------------------------------------------------------------- */
+
+struct barrier {
+	const char *kind;
+	char path[PATH_MAX];
+	struct logger log;
+	int marked;
+	long before, after;
+};
+
+static void call_barrier(struct barrier *b)
+{
+	if (!strcmp(b->kind, "fflush"))
+		fflush(b->log.f);
+	else if (!strcmp(b->kind, "fclose"))
+		fclose(b->log.f);
+	else if (!strcmp(b->kind, "fsync"))
+		fsync(b->log.fd);
+	else if (!strcmp(b->kind, "close"))
+		close(b->log.fd);
+}
+
+/* What is on disk, read through a descriptor of its own. */
+static long bytes_on_disk(const char *path)
+{
+	size_t len = 0;
+	char *text = read_whole(path, &len);
+	free(text);
+	return text ? (long)len : -1;
+}
+
+static void barrier_marked(void *arg)
+{
+	struct barrier *b = arg;
+
+	log_lines(&b->log);
+	if (b->marked) {
+		call_barrier(b);
+		b->after = bytes_on_disk(b->path);
+	}
+}
+
+int sc_barrier(int argc, char **argv)
+{
+	static struct barrier b;
+	struct blocker blk;
+
+	if (argc < 3)
+		fail("usage: barrier KIND DIR WHO");
+	b.kind = argv[0];
+	b.marked = !strcmp(argv[2], "marked");
+	path_join(b.path, argv[1], "barrier.file");
+	b.log = (struct logger){.index = 0, .nl = 1000};
+	open_sink(&b.log, b.path, !strcmp(b.kind, "fflush") || !strcmp(b.kind, "fclose"));
+	if (!b.marked)
+		hold_helper(&blk);
+	on_thread("log0", 1, barrier_marked, &b);
+	if (!b.marked) {
+		b.before = file_size(b.path);
+		call_barrier(&b);
+		b.after = bytes_on_disk(b.path);
+		release_helper(&blk);
+	}
+	say("before=%ld after=%ld expected=%ld", b.before, b.after, lines_bytes(0, 1000));
+	if (!strcmp(b.kind, "fflush"))
+		fclose(b.log.f);
+	if (!strcmp(b.kind, "fsync"))
+		close(b.log.fd);
+	return 0;
+}
+
+/* ---- exit_drain ------------------------------------------------------------------------ */
+
+static void exit_on_sigterm(int sig)
+{
+	(void)sig;
+	exit(0); /* what many daemons do: exit() from the handler, atexit work included */
+}
+
+int sc_exit_drain(int argc, char **argv)
+{
+	static struct logger log;
+	static struct blocker blk;
+	char path[PATH_MAX];
+
+	if (argc < 2)
+		fail("usage: exit_drain HOW DIR");
+	path_join(path, argv[1], "exit.file");
+	log = (struct logger){.index = 0, .nl = 10000};
+	open_sink(&log, path, strcmp(argv[0], "return_fd") != 0);
+	hold_helper(&blk);
+	on_thread("log0", 1, log_lines, &log);
+	say("before=%ld expected=%ld", file_size(path), lines_bytes(0, log.nl));
+	if (!strcmp(argv[0], "sigterm")) {
+		struct sigaction sa = {.sa_handler = exit_on_sigterm};
+		if (sigaction(SIGTERM, &sa, NULL) != 0)
+			fail("sigaction");
+		kill(getpid(), SIGTERM);
+		pause(); /* the handler exits */
+		return 5;
+	}
+	return 0; /* the helper is still held: exit itself must write the lines */
+}
+
+/* ---- fork_queue -------------------------------------------------------------------------- */
+
+/*
+ * fork_queue DIR: 1000 lines queued with write() behind the held helper,
+ * then the unmarked main thread forks and the child exits at once.  The
+ * lines were written, as far as the program knows, before the fork: they
+ * must reach DIR/fork.file once, not once per process.  Prints
+ * child_status=N (the child's waitpid status).
+ */
+int sc_fork_queue(int argc, char **argv)
+{
+	static struct logger log;
+	static struct blocker blk;
+	char path[PATH_MAX];
+	int status = -1;
+
+	if (argc < 1)
+		fail("usage: fork_queue DIR");
+	path_join(path, argv[0], "fork.file");
+	log = (struct logger){.index = 0, .nl = 1000};
+	open_sink(&log, path, 0);
+	hold_helper(&blk);
+	on_thread("log0", 1, log_lines, &log);
+	pid_t pid = fork();
+	if (pid == 0)
+		exit(0); /* an ordinary exit: the library's destructor runs in the child */
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		fail("fork");
+	release_helper(&blk);
+	close(log.fd);
+	say("child_status=%d", status);
+	return 0;
+}
+
+/* ---- async_error ------------------------------------------------------------------------- */
+
+/*
+ * The writes are made while the only helper is held (workers=1,
+ * fd_local=none), so every one is accepted whatever the helper's pace;
+ * then the helper is let go and a second marked thread calls fsync (a
+ * barrier: every queued write is tried first) and writes again.
+ *
+ * enospc: a 64 KiB tmpfs in a private mount namespace; 128 KiB of async
+ * writes are accepted, then fail on the helper; the next async write
+ * returns -1 with ENOSPC.
+ * ebadf: an async write to a descriptor that was closed is accepted, fails
+ * on the helper, and the next async write to it returns -1 with EBADF.
+ * reuse: as ebadf, but the number is then reopened for another file before
+ * the next write, which belongs to the new file and must succeed.
+ */
+struct errcase {
+	const char *kind;
+	char path[PATH_MAX], other[PATH_MAX];
+	int fd, newfd;
+	int accepted; /* writes that returned their count */
+	long drain_ret, next_ret, again_ret;
+	int drain_errno, next_errno;
+};
+
+static int tiny_tmpfs(const char *dir, char *mnt)
+{
+	path_join(mnt, dir, "tiny");
+	if (mkdir(mnt, 0700) != 0 || unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0)
+		return -1;
+	return 0;
+}
+
+static void err_writes(void *arg)
+{
+	struct errcase *e = arg;
+	static char chunk[4096];
+	int n = !strcmp(e->kind, "enospc") ? 32 : 1;
+
+	memset(chunk, 'e', sizeof(chunk));
+	for (int i = 0; i < n; i++)
+		e->accepted += write(e->fd, chunk, sizeof(chunk)) == (ssize_t)sizeof(chunk);
+}
+
+static void err_later(void *arg)
+{
+	struct errcase *e = arg;
+
+	errno = 0;
+	e->drain_ret = fsync(e->fd);
+	e->drain_errno = errno;
+	if (!strcmp(e->kind, "reuse"))
+		e->newfd = open(e->other, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = !strcmp(e->kind, "reuse") ? e->newfd : e->fd;
+	errno = 0;
+	e->next_ret = write(fd, "next", 4);
+	e->next_errno = errno;
+	e->again_ret = write(fd, "more", 4);
+}
+
+/* The file the writes go to: on the tiny tmpfs for enospc.  -1: no tmpfs. */
+static int err_setup(struct errcase *e, const char *dir)
+{
+	char mnt[PATH_MAX];
+
+	path_join(e->path, dir, "err.file");
+	path_join(e->other, dir, "other.file");
+	if (!strcmp(e->kind, "enospc")) {
+		if (tiny_tmpfs(dir, mnt) != 0)
+			return -1;
+		path_join(e->path, mnt, "err.file");
+	}
+	e->fd = open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (e->fd < 0)
+		fail("open %s", e->path);
+	return 0;
+}
+
+int sc_async_error(int argc, char **argv)
+{
+	static struct errcase e;
+	static struct blocker blk;
+
+	if (argc < 2)
+		fail("usage: async_error KIND DIR");
+	e.kind = argv[0];
+	if (err_setup(&e, argv[1]) != 0) {
+		say("skip=cannot mount a tmpfs in a private mount namespace (errno %d)", errno);
+		return 0;
+	}
+	hold_helper(&blk); /* its pipe first: it must not take the number closed below */
+	if (strcmp(e.kind, "enospc") != 0)
+		close(e.fd); /* ebadf, reuse: the writes go to a closed number */
+	on_thread("log0", 1, err_writes, &e);
+	release_helper(&blk);
+	on_thread("log1", 1, err_later, &e);
+	if (!strcmp(e.kind, "reuse"))
+		close(e.newfd);
+	char *other = read_whole(e.other, NULL);
+	say("accepted=%d drain_ret=%ld drain_errno=%d next_ret=%ld next_errno=%d again_ret=%ld "
+	    "same=%d other=%s",
+	    e.accepted, e.drain_ret, e.drain_errno, e.next_ret, e.next_errno, e.again_ret,
+	    e.newfd == e.fd, other && other[0] ? other : "(empty)");
+	free(other);
+	return 0;
+}
+
+/* ---- async_calls ----------------------------------------------------------------------- */
+
+struct calls {
+	FILE *f;
+	int fd;
+	long r_fwrite, r_fputs, r_fputc, r_putc, r_fprintf, r_write, r_puts, r_putchar, r_printf;
+};
+
+/* Each stdio write the async handling covers, once, in a known order. */
+static void each_call(void *arg)
+{
+	struct calls *c = arg;
+
+	c->r_fwrite = (long)fwrite("fwrite|", 7, 1, c->f);
+	c->r_fputs = fputs("fputs|", c->f);
+	c->r_fputc = fputc('c', c->f);
+	c->r_putc = putc('d', c->f);
+	c->r_fprintf = fprintf(c->f, "|fprintf %d|", 7);
+	c->r_write = write(c->fd, "write|", 6);
+	c->r_puts = puts("puts-line");
+	c->r_putchar = putchar('P');
+	c->r_printf = printf("|printf %d\n", 8);
+}
+
+int sc_async_calls(int argc, char **argv)
+{
+	struct calls c;
+	char path[PATH_MAX], wpath[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_calls DIR");
+	path_join(path, argv[0], "calls.file");
+	path_join(wpath, argv[0], "calls.write");
+	c.f = fopen(path, "w");
+	c.fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!c.f || c.fd < 0)
+		fail("open");
+	on_thread("ctl", 1, each_call, &c);
+	fclose(c.f);
+	close(c.fd);
+	fflush(stdout);
+	say("fwrite=%ld fputs=%ld fputc=%ld putc=%ld fprintf=%ld write=%ld puts=%ld putchar=%ld "
+	    "printf=%ld",
+	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_write, c.r_puts,
+	    c.r_putchar, c.r_printf);
+	return 0;
+}

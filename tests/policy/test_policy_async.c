@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Asynchronous writes (policy=stdio:async, write:async): a marked thread's
+ * write returns at once and a helper writes the bytes later.  Nothing
+ * accepted may be lost or reordered within a thread: every line is checked
+ * on disk.  Flush points (fflush, fclose, fsync, close, exit) write what is
+ * queued before they act, and a write that fails on the helper fails a
+ * later call on the same descriptor.
+ */
+#include "pol.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(async, .init = pol_setup, .fini = pol_teardown, .timeout = 150);
+
+#define MAX_T 16
+
+/* ---- checking lines "T I\n" ------------------------------------------------------------ */
+
+struct tally {
+	long next[MAX_T]; /* the I expected next from thread T */
+	long bad;	  /* lines that are malformed, foreign or out of order */
+	char first_bad[64];
+};
+
+/*
+ * Parsed by hand, with memchr for the line ends: strtol and strcspn on a
+ * multi-megabyte buffer read all of it to the end under ASan's
+ * strict_string_checks, which makes the check quadratic.
+ */
+static long number(const char **p, const char *end)
+{
+	const char *s = *p;
+	long v = 0;
+
+	if (s == end || *s < '0' || *s > '9')
+		return -1;
+	for (; s < end && *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	*p = s;
+	return v;
+}
+
+static void tally_line(struct tally *t, const char *p, const char *end, int t0, int nt)
+{
+	const char *s = p;
+	long th = number(&s, end);
+	long i = s < end && *s == ' ' ? (s++, number(&s, end)) : -1;
+
+	if (s == end && th >= t0 && th < t0 + nt && i == t->next[th]) {
+		t->next[th]++;
+		return;
+	}
+	if (!t->bad++)
+		snprintf(t->first_bad, sizeof(t->first_bad), "%.*s (wanted %ld)",
+			 (int)(end - p < 40 ? end - p : 40), p,
+			 th >= 0 && th < MAX_T ? t->next[th] : -1L);
+}
+
+/*
+ * The file holds exactly lines "T I" for T in [t0, t0 + nt) and I in
+ * [0, nl), each thread's lines in the order it wrote them.
+ */
+static void check_lines(const char *path, int t0, int nt, long nl)
+{
+	struct tally t = {{0}, 0, ""};
+	size_t len;
+	char *text = slurp(path, &len);
+
+	cr_assert_not_null(text, "no file %s", path);
+	for (const char *p = text, *stop = text + len; p < stop;) {
+		const char *eol = memchr(p, '\n', (size_t)(stop - p));
+		const char *end = eol ? eol : stop;
+		tally_line(&t, p, end, t0, nt);
+		p = end + 1;
+	}
+	cr_expect_eq(t.bad, 0, "%s: %ld bad lines, the first: %s", path, t.bad, t.first_bad);
+	for (int i = t0; i < t0 + nt; i++)
+		cr_expect_eq(t.next[i], nl, "%s: thread %d: %ld of %ld lines in order", path, i,
+			     t.next[i], nl);
+	free(text);
+}
+
+static void lines_run(struct run *r, const char *opts, const char *mode, int nt, long nl,
+		      const char *end)
+{
+	char snt[16], snl[24];
+
+	snprintf(snt, sizeof(snt), "%d", nt);
+	snprintf(snl, sizeof(snl), "%ld", nl);
+	CHILD(r, opts, "lines", mode, snt, snl, pol_dir, end);
+	assert_exit0(r);
+}
+
+static void check_files(const char *mode, int nt, long nl)
+{
+	char path[PATH_MAX], name[32];
+
+	if (!strcmp(mode, "file") || !strcmp(mode, "fd")) {
+		pol_path(path, "lines");
+		check_lines(path, 0, nt, nl);
+		return;
+	}
+	for (int t = 0; t < nt; t++) {
+		snprintf(name, sizeof(name), "lines.%d", t);
+		pol_path(path, name);
+		check_lines(path, t, 1, nl);
+	}
+}
+
+/* nt threads x nl lines, all queued (async counts them all), all on disk. */
+static void all_lines(const char *opts, const char *mode, const char *fn, int nt, long nl)
+{
+	struct run r;
+
+	lines_run(&r, opts, mode, nt, nl, "close");
+	cr_expect_eq(out_long(r.out, NULL, "async", -1), nt * nl, "%s", r.out);
+	cr_expect_eq(json_family(&r, fn, "async"), nt * nl);
+	cr_expect_eq(json_family(&r, fn, "offloaded") + json_family(&r, fn, "local"), 0);
+	check_files(mode, nt, nl);
+	run_free(&r);
+}
+
+/* ---- many threads, many lines -------------------------------------------------------------- */
+
+Test(async, eight_threads_100k_lines_one_shared_file)
+{
+	all_lines("policy=stdio:async", "file", "fprintf", 8, 100000);
+}
+
+Test(async, eight_threads_100k_lines_separate_files)
+{
+	all_lines("policy=stdio:async", "files", "fprintf", 8, 100000);
+}
+
+Test(async, eight_threads_write_to_one_descriptor)
+{
+	all_lines("policy=write:async", "fd", "write", 8, 20000);
+}
+
+Test(async, eight_threads_write_to_separate_descriptors)
+{
+	all_lines("policy=write:async", "fds", "write", 8, 20000);
+}
+
+/* The same with the printf family as packages call it: __fprintf_chk. */
+Test(async, fortified_fprintf_lines)
+{
+	pol_program = pol_child_fortify;
+	all_lines("policy=stdio:async", "file", "__fprintf_chk", 8, 20000);
+}
+
+/* ---- every call that can be queued ------------------------------------------------------- */
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_file(const char *name, const char *want)
+{
+	char path[PATH_MAX];
+
+	pol_path(path, name);
+	char *text = slurp(path, NULL);
+	cr_expect_str_eq(text ? text : "(none)", want, "%s", name);
+	free(text);
+}
+
+/*
+ * One call of each (child_async.c, each_call): queued, and their bytes in
+ * the order of the calls; each returns what the call itself would.
+ */
+static void each_call(const char *const *queued)
+{
+	struct run r;
+
+	CHILD(&r, "policy=stdio:async,write:async", "async_calls", pol_dir);
+	assert_exit0(&r);
+	for (; *queued; queued++)
+		cr_expect_eq(json_family(&r, *queued, "async"), 1, "%s not queued", *queued);
+	expect_file("calls.file", "fwrite|fputs|cd|fprintf 7|");
+	expect_file("calls.write", "write|");
+	cr_expect_not_null(strstr(r.out, "puts-line\nP|printf 8\n"), "stdout: %s", r.out);
+	static const struct {
+		const char *key;
+		long want;
+	} rets[] = {{"fwrite", 1}, {"fputc", 'c'},   {"putc", 'd'}, {"fprintf", 11},
+		    {"write", 6},  {"putchar", 'P'}, {"printf", 10}};
+	for (size_t i = 0; i < sizeof(rets) / sizeof(rets[0]); i++)
+		cr_expect_eq(out_long(r.out, "fwrite=", rets[i].key, -999), rets[i].want,
+			     "%s returned: %s", rets[i].key, r.out);
+	cr_expect_geq(out_long(r.out, "fwrite=", "fputs", -1), 0);
+	cr_expect_geq(out_long(r.out, "fwrite=", "puts", -1), 0);
+	run_free(&r);
+}
+
+Test(async, every_queueable_call_lands_in_order)
+{
+	each_call(NAMES("fwrite", "fputs", "fputc", "putc", "fprintf", "write", "puts", "putchar",
+			"printf"));
+}
+
+Test(async, fortified_calls_land_in_order)
+{
+	pol_program = pol_child_fortify;
+	each_call(NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts",
+			"__printf_chk"));
+}
+
+/* ---- a full ring --------------------------------------------------------------------------- */
+
+/* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */
+Test(async, full_ring_waits_and_loses_nothing)
+{
+	all_lines("policy=stdio:async:async_ring_kb=4:async_full=wait", "file", "fprintf", 8,
+		  20000);
+}
+
+Test(async, full_ring_goes_sync_and_loses_nothing)
+{
+	struct run r;
+
+	lines_run(&r, "policy=stdio:async:async_ring_kb=4:async_full=sync", "file", 8, 20000,
+		  "close");
+	long queued = json_family(&r, "fprintf", "async");
+	long made = json_family(&r, "fprintf", "offloaded");
+	cr_expect_eq(queued + made, 8 * 20000, "%ld queued + %ld made synchronously", queued, made);
+	cr_expect_eq(out_long(r.out, NULL, "async", -1), queued, "%s", r.out);
+	check_files("file", 8, 20000);
+	run_free(&r);
+}
+
+/* ---- flush points -------------------------------------------------------------------------- */
+
+/*
+ * 1000 queued lines, then KIND; the file is read with a descriptor of its
+ * own as soon as KIND returns.  unmarked: the only helper is held in a
+ * blocking read, so nothing drained in the background (before == 0) and
+ * KIND itself, on the unmarked main thread, wrote the lines.
+ */
+static void barrier(const char *kind, const char *who)
+{
+	static const char opts[] = "policy=stdio:async,write:async:workers=1:fd_local=none";
+	struct run r;
+
+	CHILD(&r, opts, "barrier", kind, pol_dir, who);
+	assert_exit0(&r);
+	long expected = out_long(r.out, NULL, "expected", -1);
+	cr_expect_eq(out_long(r.out, NULL, "after", -2), expected, "%s by %s: %s", kind, who,
+		     r.out);
+	if (!strcmp(who, "unmarked"))
+		cr_expect_eq(out_long(r.out, NULL, "before", -1), 0,
+			     "%s: the lines were written before the call: %s", kind, r.out);
+	run_free(&r);
+}
+
+Test(async, fflush_writes_what_is_queued)
+{
+	barrier("fflush", "marked");
+	barrier("fflush", "unmarked");
+}
+
+Test(async, fclose_writes_what_is_queued)
+{
+	barrier("fclose", "marked");
+	barrier("fclose", "unmarked");
+}
+
+Test(async, fsync_writes_what_is_queued)
+{
+	barrier("fsync", "marked");
+	barrier("fsync", "unmarked");
+}
+
+Test(async, close_writes_what_is_queued)
+{
+	barrier("close", "marked");
+	barrier("close", "unmarked");
+}
+
+/* ---- exit ---------------------------------------------------------------------------------- */
+
+/* 10000 lines queued behind a held helper, then the process ends: HOW. */
+static void exit_drain(const char *how)
+{
+	static const char opts[] =
+		"policy=stdio:async,write:async:workers=1:fd_local=none:async_ring_kb=4096";
+	char path[PATH_MAX];
+	struct run r;
+
+	CHILD(&r, opts, "exit_drain", how, pol_dir);
+	assert_exit0(&r);
+	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0, "%s: written too early: %s", how,
+		     r.out);
+	pol_path(path, "exit.file");
+	check_lines(path, 0, 1, 10000);
+	run_free(&r);
+}
+
+Test(async, return_from_main_writes_what_is_queued)
+{
+	exit_drain("return");
+	exit_drain("return_fd");
+}
+
+Test(async, exit_from_a_sigterm_handler_writes_what_is_queued)
+{
+	exit_drain("sigterm");
+}
+
+/* The threads are joined, the files left open: exit drains and flushes them. */
+Test(async, exit_with_open_files)
+{
+	struct run r;
+
+	lines_run(&r, "policy=stdio:async", "files", 4, 20000, "return");
+	check_files("files", 4, 20000);
+	run_free(&r);
+	lines_run(&r, "policy=write:async", "fd", 4, 20000, "return");
+	check_files("fd", 4, 20000);
+	run_free(&r);
+}
+
+/*
+ * A child forked while writes are queued inherits a copy of the rings:
+ * those bytes belong to the parent, which writes them.  The child's exit
+ * must not write them a second time.
+ */
+Test(async, a_forked_child_does_not_write_the_parents_queue_again)
+{
+	char path[PATH_MAX];
+	struct run r;
+
+	CHILD(&r, "policy=write:async:workers=1:fd_local=none", "fork_queue", pol_dir);
+	assert_exit0(&r);
+	cr_expect_eq(out_long(r.out, NULL, "child_status", -1), 0, "%s", r.out);
+	pol_path(path, "fork.file");
+	check_lines(path, 0, 1, 1000);
+	run_free(&r);
+}
+
+/* ---- errors found later --------------------------------------------------------------------- */
+
+static void async_error(struct run *r, const char *kind)
+{
+	CHILD(r, "policy=write:async:workers=1:fd_local=none", "async_error", kind, pol_dir);
+	assert_exit0(r);
+}
+
+Test(async, full_tmpfs_fails_a_later_write_with_enospc)
+{
+	struct run r;
+
+	async_error(&r, "enospc");
+	if (strstr(r.out, "skip="))
+		POL_SKIP("%s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "accepted", -1), 32,
+		     "128 KiB of async writes must all be accepted: %s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "next_ret", 0), -1, "%s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "next_errno", 0), ENOSPC, "%s", r.out);
+	cr_expect_neq(strstr(r.err, "No space left on device"), NULL, "not reported: %s", r.err);
+	run_free(&r);
+}
+
+Test(async, write_to_a_closed_descriptor_fails_the_next_call_with_ebadf)
+{
+	struct run r;
+
+	async_error(&r, "ebadf");
+	cr_expect_eq(out_long(r.out, NULL, "accepted", -1), 1, "%s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "next_ret", 0), -1, "%s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "next_errno", 0), EBADF, "%s", r.out);
+	run_free(&r);
+}
+
+/* The error belongs to the descriptor that failed, not to its number's next file. */
+Test(async, a_new_file_on_the_number_does_not_inherit_the_error)
+{
+	char other[64];
+	struct run r;
+
+	async_error(&r, "reuse");
+	cr_assert_eq(out_long(r.out, NULL, "same", 0), 1, "the number was not reused: %s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "next_ret", 0), 4,
+		     "a write to the new file failed with errno %ld: %s",
+		     out_long(r.out, NULL, "next_errno", 0), r.out);
+	cr_expect_str_eq(out_word(r.out, NULL, "other", other, sizeof(other)), "nextmore", "%s",
+			 r.out);
+	run_free(&r);
+}
