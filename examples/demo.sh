@@ -2,22 +2,26 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The README's first command: install what is missing, build, then run the
-# realtime loop (examples/rt_loop) twice, plain and with its calls
-# offloaded by librtoffload, and show the two runs side by side.
+# realtime loop (examples/rt_loop) three times and show the runs side by
+# side: plain; offloaded (the loop's thread marked, default policy); and
+# offloaded with asynchronous logging (policy=stdio:async).  Beside the
+# loop, on its CPU and above it, a probe thread that only sleeps and
+# measures stands for the CPU's other realtime work.
 #
 #   examples/demo.sh [--no-load] [--legacy] [SECONDS]
 #
-# SECONDS is the length of each run (default 20: the demo takes about a
+# SECONDS is the length of each run (default 15: the demo takes about a
 # minute).  While the loop runs, a dd on the housekeeping CPU keeps the
 # disk busy, as a real machine would; --no-load leaves the machine idle.
 # --legacy runs examples/legacy_loop instead, the program that knows
-# nothing of the library, plain and under `rtoffload --mark rt`.
+# nothing of the library: plain, then under `rtoffload --mark rt`, with
+# and without async logging.
 # Library options pass through, e.g. RTOFFLOAD_OPTIONS=helper_idle_us=1500
 # keeps a helper polling through the whole 1 ms period: faster round
 # trips, for a housekeeping CPU busy polling.
 set -euo pipefail
 
-secs=20
+secs=15
 load=1
 legacy=0
 for arg in "$@"; do
@@ -42,6 +46,7 @@ work=
 load_pid=
 loop_pid=
 load_before=0 # 1-minute load average at start
+user_opts=${RTOFFLOAD_OPTIONS:-}
 
 cleanup() {
 	if [[ -n $loop_pid ]]; then
@@ -58,6 +63,20 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 say() { printf '==> %s\n' "$*"; }
+
+# The files of an earlier demo that was killed by a signal it could not
+# trap (its pid is in the name): the runs and the load end by themselves.
+sweep_stale() {
+	local d pid
+	for d in "$build"/demo.*; do
+		[[ -d $d ]] || continue
+		pid=${d##*/demo.}
+		pid=${pid%%.*}
+		if [[ $pid =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null; then
+			rm -rf -- "$d"
+		fi
+	done
+}
 
 build_demo() {
 	local log=$1
@@ -76,7 +95,7 @@ build_demo() {
 }
 
 # The CPUs we may use: the loop takes the second (rt_loop's default), the
-# disk load and the library's helper get the first.
+# disk load and the library's helpers get the first.
 choose_cpus() {
 	local allowed
 	allowed=$(taskset -cp $$ | sed 's/.*: //')
@@ -89,11 +108,31 @@ choose_cpus() {
 		}
 		print b[1] }')
 	if [[ $rt_cpu == "$hk_cpu" ]]; then
-		echo "note: one CPU only: the helper shares it with the loop, expect no gain"
+		echo "note: one CPU only: the helpers share it with the loop, expect no gain"
 	fi
 }
 
-# Other realtime threads on the loop's CPU make both runs noisy, and so
+# The kernel's preemption model decides how long a kernel path on the
+# realtime CPU can hold off a higher-priority thread there.
+preemption() {
+	local m=
+	if [[ -r /sys/kernel/realtime ]] && [[ $(cat /sys/kernel/realtime) == 1 ]]; then
+		m=rt
+	else
+		m=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' /sys/kernel/debug/sched/preempt 2>/dev/null) || true
+		[[ -n $m ]] || m=$( (dmesg 2>/dev/null || true) | sed -n 's/.*Dynamic Preempt: \([a-z]*\).*/\1/p' | tail -n 1)
+	fi
+	case $m in
+	none | voluntary)
+		echo "note: kernel preemption: $m: a kernel path holds its CPU until it yields, and a" \
+			"higher-priority thread there waits for it"
+		;;
+	"") ;;
+	*) echo "note: kernel preemption: $m" ;;
+	esac
+}
+
+# Other realtime threads on the loop's CPU make every run noisy, and so
 # does other work on a machine without isolated CPUs: say so.  The load
 # average is the one from before our own build.
 warn_noise() {
@@ -113,7 +152,7 @@ warn_noise() {
 # Disk load on the housekeeping CPU: 32 MiB written and synced, a pause,
 # over and over.  Enough to keep writeback and the disk queue busy; more
 # (hundreds of MiB in flight) makes every fsync of the loop wait behind it
-# for 50-150 ms, and then both runs miss most of their periods and nothing
+# for 50-150 ms, and then all runs miss most of their periods and nothing
 # else shows.  In its own process group, so cleanup ends all of it; it
 # also stops by itself if this script is gone.
 start_load() {
@@ -154,58 +193,147 @@ run_loop() {
 	fi
 }
 
-# "label: value" lines of both runs, joined on the label.
-compare() {
-	awk -v w1=26 -v w2=20 '
-	{ label = $0; sub(/:.*/, "", label); value = $0; sub(/^[^:]*: */, "", value) }
-	FNR == NR { plain[label] = value; if (!(label in seen)) { seen[label]; order[++n] = label } next }
-	{ off[label] = value; if (!(label in seen)) { seen[label]; order[++n] = label } }
-	END {
-		printf "%-*s  %*s  %*s\n", w1, "", w2, "plain", w2, "offloaded"
-		for (i = 1; i <= n; i++) {
-			l = order[i]
-			printf "%-*s  %*s  %*s\n", w1, l, w2, (l in plain) ? plain[l] : "-", w2, (l in off) ? off[l] : "-"
-		}
-	}' "$work/plain.txt" "$work/offloaded.txt"
+# legacy_loop cannot ask the library for its numbers: take them from the
+# launcher's stats file, as the lines rt_loop prints.
+stats_lines() {
+	local f
+	f=$(find "$work" -maxdepth 1 -name "$1.*.json" | head -n 1)
+	[[ -n $f ]] || return 0
+	awk '{
+		t = $0; sub(/.*"totals":\{/, "", t); sub(/\}.*/, "", t)
+		n = split(t, kv, ",")
+		for (i = 1; i <= n; i++) { split(kv[i], p, ":"); gsub(/"/, "", p[1]); v[p[1]] = p[2] }
+		printf "calls offloaded: %d\nwrites queued async: %d\n", v["offloaded"], v["async"]
+		printf "offload round trip p50: %.1f us\n", v["p50_ns"] / 1000
+		printf "offload round trip p99: %.1f us\n", v["p99_ns"] / 1000
+		printf "offload round trip max: %.1f us\n", v["max_ns"] / 1000
+	}' "$f"
 }
 
-# rt_loop marks its own thread when told (--offload), with the library
-# preloaded; legacy_loop is marked from outside by the launcher.
-run_both() {
-	local loop=$build/examples/rt_loop what="--offload, librtoffload preloaded"
-	((legacy)) && loop=$build/examples/legacy_loop what="under rtoffload --mark rt"
-	local load_note="idle machine"
-	((load)) && load_note="dd writing to disk on CPU $hk_cpu"
-	say "run 1/2: ${loop##*/} on CPU $rt_cpu, plain, ${secs} s ($load_note)"
-	run_loop plain "$loop"
-	say "run 2/2: ${loop##*/} on CPU $rt_cpu, $what, ${secs} s ($load_note)"
-	if ((legacy)); then
-		run_loop offloaded env RTOFFLOAD_OPTIONS="verbosity=1${RTOFFLOAD_OPTIONS:+:$RTOFFLOAD_OPTIONS}" \
-			"$build/libsrc/launcher/rtoffload" --mark rt --stats -- "$loop"
-	else
-		run_loop offloaded env LD_PRELOAD="$build/libsrc/librtoffload.so${LD_PRELOAD:+:$LD_PRELOAD}" \
-			RTOFFLOAD_OPTIONS="verbosity=1:stats=1${RTOFFLOAD_OPTIONS:+:$RTOFFLOAD_OPTIONS}" \
-			"$loop" --offload
-	fi
+# The three runs.  rt_loop marks its own thread when told (--offload),
+# with the library preloaded; legacy_loop is marked from outside by the
+# launcher.  The user's RTOFFLOAD_OPTIONS come last: they win.
+run_all() {
+	local loop=$build/examples/rt_loop
+	local lib=$build/libsrc/librtoffload.so launcher=$build/libsrc/launcher/rtoffload
+	local how="--offload, librtoffload preloaded"
+	((legacy)) && loop=$build/examples/legacy_loop how="under rtoffload --mark rt"
+	local where="dd writing to disk on CPU $hk_cpu"
+	((load)) || where="idle machine"
+	local i=0 name opts
+	for name in plain offloaded async; do
+		i=$((i + 1))
+		case $name in
+		plain) say "run $i/3: ${loop##*/} on CPU $rt_cpu, plain, ${secs} s ($where)" ;;
+		offloaded) say "run $i/3: ${loop##*/} on CPU $rt_cpu, $how, ${secs} s ($where)" ;;
+		async) say "run $i/3: the same with policy=stdio:async, ${secs} s ($where)" ;;
+		esac
+		opts=verbosity=1
+		[[ $name == async ]] && opts+=:policy=stdio:async
+		opts+=${user_opts:+:$user_opts}
+		if [[ $name == plain ]]; then
+			run_loop plain "$loop"
+		elif ((legacy)); then
+			run_loop "$name" env RTOFFLOAD_OPTIONS="$opts" "$launcher" --mark rt \
+				--rt-cpus "$rt_cpu" --helper-cpus "$hk_cpu" --stats \
+				--stats-file "$work/$name.%p.json" -- "$loop"
+			stats_lines "$name" >>"$work/$name.txt"
+		else
+			run_loop "$name" env LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" \
+				RTOFFLOAD_OPTIONS="stats=1:$opts" "$loop" --offload
+		fi
+	done
+}
+
+# The runs side by side: the rows below, taken from the "label: value"
+# lines the programs print ('#' lines are headings).
+table() {
+	local probe loop
+	probe=$(sed -n 's/^probe: *//p' "$work/plain.txt")
+	loop=$(sed -n 's/^scheduling: *//p' "$work/plain.txt")
+	cat >"$work/rows" <<-'EOF'
+		# probe (PROBE): the CPU's other realtime work
+		probe wake-up latency p50|wake-up latency p50
+		probe wake-up latency p99|wake-up latency p99
+		probe wake-up latency p99.9|wake-up latency p99.9
+		probe wake-up latency max|wake-up latency max
+		probe wake-ups > 100 us late|wake-ups > 100 us late
+		probe wake-ups > 1 ms late|wake-ups > 1 ms late
+		probe late, loop in its calls|> 100 us late, loop in a call
+		# loop (LOOP, 1 kHz): fprintf every cycle, fsync every 10
+		loop wake-up latency p50|wake-up latency p50
+		loop wake-up latency p99|wake-up latency p99
+		loop wake-up latency p99.9|wake-up latency p99.9
+		loop wake-up latency max|wake-up latency max
+		loop wake-ups > 100 us late|wake-ups > 100 us late
+		loop wake-ups > 1 ms late|wake-ups > 1 ms late
+		cycle work p50|cycle work p50
+		cycle work p99|cycle work p99
+		missed periods|missed periods
+		# CPU time during the run
+		loop CPU time|the loop, on CPU RT
+		loop page faults|the loop's page faults
+		other threads' CPU time|the helpers, on CPU HK
+		# librtoffload
+		calls offloaded|calls offloaded
+		writes queued async|writes queued async
+		offload round trip p50|round trip p50
+		offload round trip p99|round trip p99
+		offload round trip max|round trip max
+	EOF
+	awk -v w1=30 -v w2=15 -v probe="$probe" -v loop="$loop" -v rt="$rt_cpu" -v hk="$hk_cpu" '
+	BEGIN { printf "%-*s  %*s  %*s  %*s\n", w1, "", w2, "plain", w2, "offloaded", w2, "+ async log" }
+	FNR == 1 { f++ }
+	f <= 3 {
+		label = $0; sub(/:.*/, "", label); value = $0; sub(/^[^:]*: */, "", value)
+		v[f, label] = value; next
+	}
+	/^#/ {
+		h = substr($0, 3); sub(/PROBE/, probe, h); sub(/LOOP/, loop, h)
+		printf "%s\n", h; next
+	}
+	{
+		split($0, r, "|"); sub(/RT/, rt, r[2]); sub(/HK/, hk, r[2])
+		printf "  %-*s", w1 - 2, r[2]
+		for (i = 1; i <= 3; i++) printf "  %*s", w2, ((i, r[1]) in v) ? v[i, r[1]] : "-"
+		printf "\n"
+	}' "$work/plain.txt" "$work/offloaded.txt" "$work/async.txt" "$work/rows"
 }
 
 main() {
 	read -r load_before _ </proc/loadavg
 	mkdir -p "$build"
-	work=$(mktemp -d "$build/demo.XXXXXX") # on disk: fsync on a tmpfs costs nothing
+	sweep_stale
+	work=$(mktemp -d "$build/demo.$$.XXXXXX") # on disk: fsync on a tmpfs costs nothing
 	build_demo "$work/build.log"
 	choose_cpus
+	preemption
 	warn_noise
-	run_both
+	run_all
 	echo
-	compare
-	cat <<-'EOF'
+	table
+	local marked="never marked"
+	((legacy)) && marked="marked too by --mark rt (it is SCHED_FIFO), though it calls nothing"
+	cat <<-EOF
 
-		wake-up latency  how late the loop got its CPU back after sleeping: what realtime is about
-		cycle work       the loop's own calls; an offloaded call still waits for its result, so a
-		                 slow fsync stays slow and still costs periods, but it runs elsewhere
-		loop CPU time    what the loop cost the realtime CPU: its calls, or waiting for them
-		round trip       an offloaded call from the loop's side, as the library measured it
+		How to read it.  The probe stands for the other realtime work of CPU $rt_cpu: it
+		only sleeps and wakes up, above the loop, $marked.
+		Plain, the loop's fsync, mmap and page faults run in the kernel on CPU $rt_cpu and
+		hold the probe off until they yield; offloaded, they run on CPU $hk_cpu.  What moves
+		for sure is the loop's CPU time and page faults on CPU $rt_cpu: to the helpers on
+		CPU $hk_cpu (their polling included).  The probe's p99.9 and late wake-ups, above
+		all those while the loop was in a call, drop with them when nothing else
+		disturbs CPU $rt_cpu; its p50 and p99 hardly move: most wake-ups find the CPU free.
+		The loop itself waits for each offloaded call, so a slow fsync stays slow: its
+		cycle work and missed periods do not improve, and the round trip is what that
+		waiting costs.  Async logging takes the per-cycle fprintf off the wait; the
+		fsync every 10 cycles still waits for the disk, as it must (the round trip
+		then counts only the calls that waited).
+		On a virtual machine the hypervisor stops a virtual CPU for milliseconds at
+		times, and on a busy machine other work adds its own: such stalls hit the
+		probe and the loop alike, in every column, whatever the library does.  They
+		set the max and can swamp the probe's counts (see the notes at the top):
+		compare the columns rather than single numbers, and run the demo again.
 	EOF
 }
 

@@ -8,7 +8,9 @@
  * SCHED_FIFO policy and a CPU affinity in the pthread attributes, so a
  * policy that marks threads from the outside (RTOFFLOAD_OPTIONS mark=rt
  * or mark=cpus, the `rtoffload --mark` launcher) has something real to
- * find.
+ * find.  The probe beside it (loop_common.h) is made the same way, so
+ * mark=rt marks it too, as it would any realtime thread of the program;
+ * it makes no call the library wraps (clock_nanosleep is not wrapped).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,7 +75,9 @@ int main(int argc, char **argv)
 	loop_parse_args(&cfg, argc, argv);
 	loop_lock_memory(&rt);
 	l = loop_open(&cfg);
+	loop_probe_start(l, loop_choose_cpu(&cfg));
 	pthread_join(start_control(&cfg, &rt, l), NULL);
+	loop_probe_join(l);
 	loop_report(l, &rt, stdout);
 	loop_close(l);
 	return 0;

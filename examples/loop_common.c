@@ -6,6 +6,10 @@
  * and now and then does something heavy (a 1 MiB write + fsync, a 16 MiB
  * populated mmap + munmap).  Every one of these can take milliseconds in
  * the kernel, on the loop's own CPU, unless something moves them away.
+ *
+ * Beside it, on the same CPU and at a higher SCHED_FIFO priority, runs a
+ * probe that only sleeps and measures (cyclictest's method): it stands for
+ * the CPU's other realtime work, which the loop's kernel paths delay.
  */
 #define _GNU_SOURCE
 #include "loop_common.h"
@@ -14,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,22 @@
 #define HEAVY_WRITE_SPAN 16	     /* ... cycling over a 16 MiB file */
 #define HEAVY_MAP_SIZE	 (16u << 20) /* 16 MiB MAP_POPULATE mmap, then munmap */
 #define STACK_PREFAULT	 (256u << 10)
+#define PROBE_STACK	 (256u << 10)
+
+/* The probe thread; it writes lat[] and n, read after it is joined. */
+struct probe {
+	pthread_t thread;
+	int started; /* the thread runs, or ran */
+	int joined;
+	int fifo;		/* its SCHED_FIFO priority, 0: normal priority */
+	int cpu;		/* the CPU it is pinned to */
+	int64_t period;		/* ns */
+	clockid_t clock;	/* its CPU-time clock, read by the loop's thread */
+	int64_t cpu_ns[2];	/* that clock before and after the loop */
+	uint64_t cap, n;	/* room in lat[], samples in it */
+	uint64_t late_in_calls; /* > 100 us late while the loop was in its calls */
+	int64_t *lat;		/* actual wake-up minus planned, ns */
+};
 
 struct loop {
 	const struct loop_cfg *cfg;
@@ -46,6 +67,11 @@ struct loop {
 	int64_t *work;	     /* wake-up to the end of the cycle's work, ns */
 	struct rusage ru[2]; /* the loop thread's, before and after the loop */
 	int64_t cpu_ns[2];   /* its CLOCK_THREAD_CPUTIME_ID, likewise */
+	int64_t proc_ns[2];  /* CLOCK_PROCESS_CPUTIME_ID, likewise: all threads */
+	struct probe probe;
+	int recording; /* loop_run() is running: the probe takes samples */
+	int in_calls;  /* the loop is in its cycle's calls (or waits for them) */
+	int done;      /* loop_run() is over: the probe ends */
 };
 
 /* ---- command line ---------------------------------------------------------- */
@@ -64,9 +90,14 @@ static void usage(const struct loop_cfg *cfg, int status)
 		"%u)\n"
 		"  --cpu N            run on CPU N (default: CPU 1 if there are two, else 0)\n"
 		"  --prio N           SCHED_FIFO priority (default %d)\n"
+		"  --probe-period US  period of the probe, a thread on the loop's CPU that\n"
+		"                     only sleeps and measures its wake-ups; 0: no probe\n"
+		"                     (default %u)\n"
+		"  --probe-prio N     the probe's SCHED_FIFO priority (default: --prio + 10,\n"
+		"                     at most 99)\n"
 		"  --dir DIR          where the log and data files go (default .)\n",
 		cfg->prog, cfg->duration_s, cfg->period_us, cfg->fsync_every, cfg->heavy_every,
-		cfg->prio);
+		cfg->prio, cfg->probe_period_us);
 	for (const struct loop_flag *f = cfg->flags; f && f->name; f++)
 		fprintf(out, "  --%-17s%s\n", f->name, f->help);
 	exit(status);
@@ -95,6 +126,8 @@ enum {
 	OPT_HEAVY,
 	OPT_CPU,
 	OPT_PRIO,
+	OPT_PROBE_PERIOD,
+	OPT_PROBE_PRIO,
 	OPT_DIR,
 	OPT_HELP,
 	OPT_FLAG
@@ -111,6 +144,8 @@ static void defaults(struct loop_cfg *cfg, const char *argv0)
 	cfg->heavy_every = 100;
 	cfg->cpu = -1;
 	cfg->prio = 80;
+	cfg->probe_period_us = 500;
+	cfg->probe_prio = 0; /* --prio + 10, once --prio is known */
 	cfg->dir = ".";
 }
 
@@ -124,6 +159,8 @@ static struct option *option_table(const struct loop_cfg *cfg)
 		{"heavy-every", required_argument, NULL, OPT_HEAVY},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"prio", required_argument, NULL, OPT_PRIO},
+		{"probe-period", required_argument, NULL, OPT_PROBE_PERIOD},
+		{"probe-prio", required_argument, NULL, OPT_PROBE_PRIO},
 		{"dir", required_argument, NULL, OPT_DIR},
 		{"help", no_argument, NULL, OPT_HELP},
 	};
@@ -165,6 +202,17 @@ static void apply(struct loop_cfg *cfg, int c, const char *arg, const struct opt
 	case OPT_PRIO:
 		cfg->prio = (int)number(cfg, name, arg, 1, 99);
 		break;
+	case OPT_PROBE_PERIOD:
+		cfg->probe_period_us = number(cfg, name, arg, 0, 1000000);
+		if (cfg->probe_period_us != 0 && cfg->probe_period_us < 50) {
+			fprintf(stderr, "%s: --%s %s: expected 0 (no probe) or 50 to 1000000\n",
+				cfg->prog, name, arg);
+			exit(2);
+		}
+		break;
+	case OPT_PROBE_PRIO:
+		cfg->probe_prio = (int)number(cfg, name, arg, 1, 99);
+		break;
 	case OPT_DIR:
 		cfg->dir = arg;
 		break;
@@ -193,6 +241,8 @@ void loop_parse_args(struct loop_cfg *cfg, int argc, char **argv)
 		usage(cfg, 2);
 	}
 	free(opts);
+	if (cfg->probe_prio == 0)
+		cfg->probe_prio = cfg->prio + 10 > 99 ? 99 : cfg->prio + 10;
 }
 
 /* ---- realtime set-up --------------------------------------------------------- */
@@ -355,6 +405,12 @@ struct loop *loop_open(const struct loop_cfg *cfg)
 	l->wake = alloc_touched(cfg, l->periods * sizeof(*l->wake));
 	l->work = alloc_touched(cfg, l->periods * sizeof(*l->work));
 	l->data = alloc_touched(cfg, HEAVY_WRITE_SIZE);
+	if (cfg->probe_period_us) {
+		/* The loop's periods, plus a second for its last cycle's work. */
+		l->probe.period = (int64_t)cfg->probe_period_us * NS_PER_US;
+		l->probe.cap = ((uint64_t)cfg->duration_s + 1) * 1000000 / cfg->probe_period_us;
+		l->probe.lat = alloc_touched(cfg, l->probe.cap * sizeof(*l->probe.lat));
+	}
 	open_files(l);
 	prefault_stack();
 	return l;
@@ -366,6 +422,7 @@ void loop_close(struct loop *l)
 	close(l->data_fd);
 	free(l->wake);
 	free(l->work);
+	free(l->probe.lat);
 	free(l->data);
 	free(l);
 }
@@ -455,6 +512,102 @@ static void sleep_until(int64_t t)
 		;
 }
 
+/* ---- the probe ---------------------------------------------------------------------- */
+
+/*
+ * cyclictest's loop: sleep to an absolute deadline, note how late the
+ * wake-up was, skip the deadlines already past.  Its only system call is
+ * clock_nanosleep (clock_gettime is the vDSO's); the flags are plain
+ * memory.  Its deadlines lie half a period off the loop's (both are on
+ * the clock's grid), so with the default periods the two never ask for
+ * the CPU at the same instant: the probe wakes up between the loop's
+ * cycles, and is late only when something else holds the CPU.
+ */
+static void *probe_main(void *arg)
+{
+	struct loop *l = arg;
+	struct probe *pr = &l->probe;
+	int64_t next = (now_ns() / pr->period + 1) * pr->period + pr->period / 2;
+
+	while (!__atomic_load_n(&l->done, __ATOMIC_ACQUIRE)) {
+		sleep_until(next);
+		int64_t woke = now_ns();
+		if (__atomic_load_n(&l->recording, __ATOMIC_ACQUIRE) && pr->n < pr->cap) {
+			pr->lat[pr->n++] = woke - next;
+			if (woke - next > 100 * NS_PER_US &&
+			    __atomic_load_n(&l->in_calls, __ATOMIC_RELAXED))
+				pr->late_in_calls++;
+		}
+		do
+			next += pr->period;
+		while (next <= woke);
+	}
+	return NULL;
+}
+
+static int probe_create(struct loop *l, int fifo)
+{
+	struct probe *pr = &l->probe;
+	struct sched_param sp = {.sched_priority = fifo};
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(pr->cpu, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PROBE_STACK);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, fifo ? SCHED_FIFO : SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	err = pthread_create(&pr->thread, &attr, probe_main, l);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
+void loop_probe_start(struct loop *l, int cpu)
+{
+	const struct loop_cfg *cfg = l->cfg;
+	struct probe *pr = &l->probe;
+	int err;
+
+	if (!cfg->probe_period_us)
+		return;
+	pr->cpu = cpu;
+	pr->fifo = cfg->probe_prio;
+	err = probe_create(l, pr->fifo);
+	if (err == EPERM) {
+		pr->fifo = 0;
+		err = probe_create(l, 0);
+		if (!err)
+			loop_note(cfg, "probe: no SCHED_FIFO %d: it runs at normal priority",
+				  cfg->probe_prio);
+	}
+	if (err) {
+		loop_note(cfg, "probe: pthread_create: %s: no probe", strerror(err));
+		return;
+	}
+	pr->started = 1;
+	pthread_setname_np(pr->thread, "probe");
+	if (pthread_getcpuclockid(pr->thread, &pr->clock) != 0)
+		pr->clock = (clockid_t)-1;
+}
+
+void loop_probe_join(struct loop *l)
+{
+	if (!l->probe.started || l->probe.joined)
+		return;
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	pthread_join(l->probe.thread, NULL);
+	l->probe.joined = 1;
+}
+
+static int64_t probe_cpu_ns(const struct loop *l)
+{
+	return l->probe.started && l->probe.clock != (clockid_t)-1 ? clock_ns(l->probe.clock) : 0;
+}
+
 /*
  * Absolute wake-ups, so a late cycle does not shift the schedule.  A
  * cycle whose work runs past the start of the next period has missed it:
@@ -466,16 +619,21 @@ static void sleep_until(int64_t t)
 void loop_run(struct loop *l)
 {
 	const int64_t period = (int64_t)l->cfg->period_us * NS_PER_US;
-	int64_t next = now_ns() + period;
+	int64_t next = (now_ns() / period + 2) * period; /* on the clock's grid: see probe_main */
 	uint64_t p = 0;
 
+	l->proc_ns[0] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	l->probe.cpu_ns[0] = probe_cpu_ns(l);
 	getrusage(RUSAGE_THREAD, &l->ru[0]);
 	l->cpu_ns[0] = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_store_n(&l->recording, 1, __ATOMIC_RELEASE);
 	while (p < l->periods) {
 		sleep_until(next);
 		int64_t woke = now_ns();
 		l->wake[l->n] = woke - next;
+		__atomic_store_n(&l->in_calls, 1, __ATOMIC_RELAXED);
 		cycle_work(l, l->n, woke - next);
+		__atomic_store_n(&l->in_calls, 0, __ATOMIC_RELAXED);
 		int64_t end = now_ns();
 		l->work[l->n++] = end - woke;
 		next += period;
@@ -483,8 +641,12 @@ void loop_run(struct loop *l)
 		for (; next <= end && p < l->periods; next += period, p++)
 			l->missed++;
 	}
+	__atomic_store_n(&l->recording, 0, __ATOMIC_RELEASE);
 	l->cpu_ns[1] = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	getrusage(RUSAGE_THREAD, &l->ru[1]);
+	l->probe.cpu_ns[1] = probe_cpu_ns(l);
+	l->proc_ns[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- the report --------------------------------------------------------------------- */
@@ -493,7 +655,7 @@ void loop_report_line(FILE *out, const char *label, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(out, "%-28s ", label);
+	fprintf(out, "%-30s ", label);
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);
 	va_end(ap);
@@ -556,6 +718,28 @@ static void report_setup(FILE *out, const struct loop *l, const struct loop_rt *
 	loop_report_line(out, "memory locked:", "%s", rt->locked ? "yes" : "no");
 	loop_report_line(out, "cycles run:", "%llu of %llu", (unsigned long long)l->n,
 			 (unsigned long long)l->periods);
+	if (!l->probe.started)
+		loop_report_line(out, "probe:", "none");
+	else if (l->probe.fifo)
+		loop_report_line(out, "probe:", "SCHED_FIFO/%d on CPU %d, every %u us",
+				 l->probe.fifo, l->probe.cpu, l->cfg->probe_period_us);
+	else
+		loop_report_line(out, "probe:", "normal priority on CPU %d, every %u us",
+				 l->probe.cpu, l->cfg->probe_period_us);
+}
+
+/* A latency distribution and how many samples were over 100 us and 1 ms. */
+static void report_latency(FILE *out, const char *what, int64_t *v, uint64_t n)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s wake-up latency", what);
+	report_distribution(out, label, v, n);
+	snprintf(label, sizeof(label), "%s wake-ups > 100 us late:", what);
+	loop_report_line(out, label, "%llu", (unsigned long long)count_over(v, n, 100 * NS_PER_US));
+	snprintf(label, sizeof(label), "%s wake-ups > 1 ms late:", what);
+	loop_report_line(out, label, "%llu",
+			 (unsigned long long)count_over(v, n, 1000 * NS_PER_US));
 }
 
 /*
@@ -567,25 +751,32 @@ static void report_setup(FILE *out, const struct loop *l, const struct loop_rt *
 static void report_usage(FILE *out, const struct loop *l)
 {
 	const struct rusage *a = &l->ru[0], *b = &l->ru[1];
+	int64_t loop = l->cpu_ns[1] - l->cpu_ns[0];
+	int64_t probe = l->probe.cpu_ns[1] - l->probe.cpu_ns[0];
+	int64_t others = l->proc_ns[1] - l->proc_ns[0] - loop - probe;
 
-	loop_report_line(out, "loop CPU time:", "%.1f ms",
-			 (double)(l->cpu_ns[1] - l->cpu_ns[0]) / NS_PER_MS);
+	loop_report_line(out, "loop CPU time:", "%.1f ms", (double)loop / NS_PER_MS);
 	loop_report_line(out, "loop page faults:", "%ld",
 			 b->ru_minflt - a->ru_minflt + b->ru_majflt - a->ru_majflt);
 	loop_report_line(out, "loop blocking waits:", "%ld", b->ru_nvcsw - a->ru_nvcsw);
+	if (l->probe.started)
+		loop_report_line(out, "probe CPU time:", "%.1f ms", (double)probe / NS_PER_MS);
+	/* Whoever else worked meanwhile: the library's helpers, if it is loaded. */
+	loop_report_line(out, "other threads' CPU time:", "%.1f ms",
+			 (double)(others > 0 ? others : 0) / NS_PER_MS);
 }
 
 void loop_report(struct loop *l, const struct loop_rt *rt, FILE *out)
 {
-	int64_t *wake = l->wake, *work = l->work;
-
 	report_setup(out, l, rt);
-	report_distribution(out, "wake-up latency", wake, l->n);
-	loop_report_line(out, "wake-ups > 100 us late:", "%llu",
-			 (unsigned long long)count_over(wake, l->n, 100 * NS_PER_US));
-	loop_report_line(out, "wake-ups > 1 ms late:", "%llu",
-			 (unsigned long long)count_over(wake, l->n, 1000 * NS_PER_US));
-	report_distribution(out, "cycle work", work, l->n);
+	if (l->probe.started) {
+		loop_report_line(out, "probe wake-ups:", "%llu", (unsigned long long)l->probe.n);
+		report_latency(out, "probe", l->probe.lat, l->probe.n);
+		loop_report_line(out, "probe late, loop in its calls:", "%llu",
+				 (unsigned long long)l->probe.late_in_calls);
+	}
+	report_latency(out, "loop", l->wake, l->n);
+	report_distribution(out, "cycle work", l->work, l->n);
 	loop_report_line(out, "missed periods:", "%llu", (unsigned long long)l->missed);
 	report_usage(out, l);
 	if (l->errors)

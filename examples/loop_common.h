@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What rt_loop and legacy_loop share: the command line, the realtime
- * set-up steps, the periodic loop with its work, and the latency report.
- * Nothing here knows about librtoffload, so legacy_loop stays a program
- * that was never written for it.
+ * set-up steps, the periodic loop with its work, the probe thread beside
+ * it, and the latency report.  Nothing here knows about librtoffload, so
+ * legacy_loop stays a program that was never written for it.
  */
 #ifndef LOOP_COMMON_H
 #define LOOP_COMMON_H
@@ -27,6 +27,8 @@ struct loop_cfg {
 	unsigned heavy_every;	       /* --heavy-every: a heavy call every N cycles, 0 = none */
 	int cpu;		       /* --cpu, -1: the second allowed CPU, or the only one */
 	int prio;		       /* --prio: SCHED_FIFO priority */
+	unsigned probe_period_us;      /* --probe-period: the probe's period, 0 = no probe */
+	int probe_prio;		       /* --probe-prio: its SCHED_FIFO priority */
 	const char *dir;	       /* --dir: where the log and data files go */
 	const struct loop_flag *flags; /* NULL-terminated, or NULL */
 };
@@ -62,6 +64,16 @@ struct loop;
 
 /* Everything the loop touches, made before it runs: files, buffers, samples. */
 struct loop *loop_open(const struct loop_cfg *cfg);
+/*
+ * The probe: a thread on the loop's CPU, SCHED_FIFO above the loop, that
+ * does what cyclictest does and nothing else: sleep to an absolute
+ * deadline, note how late it woke.  It stands for the other, more urgent
+ * realtime work of that CPU; what the loop's calls do to the CPU shows in
+ * its wake-ups.  It records while loop_run() runs.  Start it before the
+ * loop, join it after; both do nothing with --probe-period 0.
+ */
+void loop_probe_start(struct loop *l, int cpu);
+void loop_probe_join(struct loop *l);
 /* The periodic loop itself: the realtime part. */
 void loop_run(struct loop *l);
 /* The latency report, "label: value" lines (examples/demo.sh joins them). */

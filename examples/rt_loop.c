@@ -3,10 +3,13 @@
  * rt_loop: a 1 kHz SCHED_FIFO control loop that uses the librtoffload API.
  *
  * The loop logs every cycle with fprintf, fsyncs the log every few cycles
- * and does something heavy now and then (loop_common.c).  With --offload
- * it marks its thread, so that when the library is loaded those calls run
- * on a helper on another CPU.  It does not link the library: the header's
- * weak declarations let the same binary run without it, and
+ * and does something heavy now and then (loop_common.c); a probe thread
+ * on the same CPU, at a higher priority, measures what that costs the
+ * CPU's other realtime work.  With --offload the loop marks its thread
+ * (the probe's is never marked), so that when the library is loaded
+ * those calls run on a helper on another CPU.  It does not link the
+ * library: the header's weak declarations let the same binary run
+ * without it, and
  *
  *   LD_PRELOAD=.../librtoffload.so rt_loop --offload
  *
@@ -60,6 +63,7 @@ static void report_library(FILE *out)
 		return;
 	}
 	loop_report_line(out, "calls offloaded:", "%llu", (unsigned long long)st.offloaded);
+	loop_report_line(out, "writes queued async:", "%llu", (unsigned long long)st.async);
 	loop_report_line(out, "calls run locally:", "%llu", (unsigned long long)st.local);
 	loop_report_line(out, "calls denied:", "%llu", (unsigned long long)st.denied);
 	loop_report_line(out, "offload round trip p50:", "%s",
@@ -85,9 +89,12 @@ int main(int argc, char **argv)
 	loop_lock_memory(&rt);
 	l = loop_open(&cfg);
 	loop_rt_self(&cfg, &rt);
+	/* A thread of its own: the mark below is the loop thread's alone. */
+	loop_probe_start(l, rt.cpu >= 0 ? rt.cpu : loop_choose_cpu(&cfg));
 	const char *marked = mark(&cfg, offload);
 
 	loop_run(l);
+	loop_probe_join(l);
 
 	/* Unmarked again, the report's own stdio does not count as offloaded. */
 	rt_offload_try_unmark_thread();

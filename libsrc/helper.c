@@ -204,10 +204,12 @@ static void idle(struct rto_queue *q)
 	/*
 	 * inherit: wait at the ceiling, so that a realtime caller's wake-up is
 	 * not starved by whatever runs on the housekeeping CPU; execute() then
-	 * drops to the caller's own priority for the call.
+	 * drops to the caller's own priority for the call.  But not while
+	 * another worker is awake (inside a call, maybe at a lower caller's
+	 * priority on this same CPU): polling above it would stall its call.
 	 */
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		set_priority(CMM_LOAD_SHARED(prio_ceiling));
+		set_priority(CMM_LOAD_SHARED(q->awake) == 1 ? CMM_LOAD_SHARED(prio_ceiling) : 0);
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
 	int polls = uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q);
 	uatomic_add_return(&q->pollers, -1);
