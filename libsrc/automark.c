@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -236,8 +237,8 @@ static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, i
 	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self()))
 		rto_self.prio = is_rt_policy(policy) ? prio : 0;
-	if (is_rt_policy(policy))
-		rto_helpers_raise_ceiling(prio);
+	if (is_rt_policy(policy) && rto_self.route != RTO_ROUTE_DIRECT)
+		rto_helpers_raise_ceiling(prio); /* only marked threads' requests matter */
 	if (rto_opt.mark & RTO_MARK_RT)
 		with_thread(by_tid, thread, tid, RTO_MARK_RT, is_rt_policy(policy));
 }
@@ -304,6 +305,8 @@ RTO_EXPORT int prctl(int option, ...)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
 	int ret = REAL(real_prctl)(option, a[0], a[1], a[2], a[3]);
+	if (ret == 0 && option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
+		rto_self.own_filter = 1; /* per thread: see seccomp.c */
 	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME) &&
 	    !rto_helper_is_self())
 		set_trait(&rto_self, RTO_MARK_NAME, name_matches((const char *)a[0]));

@@ -100,8 +100,15 @@ void rto_helpers_raise_ceiling(int prio)
 	/* Bounded: each failed try means another thread raised it. */
 	for (int i = 0; i < 8 && prio > cur; i++) {
 		int seen = uatomic_cmpxchg(&prio_ceiling, cur, prio);
-		if (seen == cur)
+		if (seen == cur) {
+			/* Sleeping workers wait at the old ceiling: wake them to rise. */
+			if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT && rto_q &&
+			    CMM_LOAD_SHARED(rto_q->sleepers) > 0) {
+				uatomic_inc(&rto_q->wake_seq);
+				rto_futex_wake(&rto_q->wake_seq, INT32_MAX);
+			}
 			return;
+		}
 		cur = seen;
 	}
 }
@@ -159,8 +166,10 @@ static void execute(struct rto_req *r)
 	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
 	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
 	errno = r->err;
-	r->fn->run(r->args);
+	r->faulted = rto_signal_run_guarded(r);
 	r->err = errno;
+	if (RTO_UNLIKELY(r->faulted))
+		rto_stream_release_if_mine(r->file);
 	r->h_err = h_errno;
 	if (RTO_UNLIKELY(r->fn == &rto_fn_dlopen || r->fn == &rto_fn_dlclose))
 		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
@@ -205,11 +214,11 @@ static void idle(struct rto_queue *q)
 	 * inherit: wait at the ceiling, so that a realtime caller's wake-up is
 	 * not starved by whatever runs on the housekeeping CPU; execute() then
 	 * drops to the caller's own priority for the call.  But not while
-	 * another worker is awake (inside a call, maybe at a lower caller's
-	 * priority on this same CPU): polling above it would stall its call.
+	 * another worker is inside a call (maybe at a lower caller's priority,
+	 * on this same CPU): polling above it would stall that call.
 	 */
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		set_priority(CMM_LOAD_SHARED(q->awake) == 1 ? CMM_LOAD_SHARED(prio_ceiling) : 0);
+		set_priority(CMM_LOAD_SHARED(q->busy) == 0 ? CMM_LOAD_SHARED(prio_ceiling) : 0);
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
 	int polls = uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q);
 	uatomic_add_return(&q->pollers, -1);
@@ -233,7 +242,12 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	if (err)
 		rto_say(1, "helper: cannot pin to its CPUs: %s", strerror(err));
 	rto_helper_prio = -1;
-	if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED) {
+	if (rto_opt.helper_prio_mode != RTO_PRIO_FIXED) {
+		/* Not the marking thread's policy, which a new thread inherits. */
+		struct sched_param other = {0};
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+		rto_helper_prio = 0;
+	} else {
 		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 		if (err)
 			rto_say(1, "helper: SCHED_FIFO %d refused: %s", sp.sched_priority,
@@ -266,7 +280,9 @@ static void *worker_main(void *arg)
 			idle(q);
 			continue;
 		}
+		uatomic_add(&q->busy, 1);
 		execute(r);
+		uatomic_add(&q->busy, -1);
 	}
 	return NULL;
 }

@@ -9,8 +9,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-__attribute__((constructor)) static void rto_init(void)
+void rto_init_once(void)
 {
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
 	rto_options_load(); /* a bad option ends the program: exit 78 */
 	rto_resolve_all();
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
@@ -22,6 +27,11 @@ __attribute__((constructor)) static void rto_init(void)
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
+}
+
+__attribute__((constructor)) static void rto_init(void)
+{
+	rto_init_once();
 }
 
 __attribute__((destructor)) static void rto_fini(void)

@@ -45,9 +45,10 @@ static int start_helpers(void)
 }
 
 /* Offload and wait; the caller's errno becomes the call's. */
-static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
+static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_owned)
 {
 	struct rto_req req = {
+		.file = stream,
 		.fn = fn,
 		.args = args,
 		.stream = stream_owned,
@@ -68,6 +69,10 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream_owned)
 	rto_stats_offloaded(fn, ns);
 	if (RTO_UNLIKELY(rto_opt.report_offloads) && fn != &rto_fn_fd_classify)
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
+	if (RTO_UNLIKELY(req.faulted)) { /* it faulted on the worker: fault here instead */
+		fn->run(args);
+		return;
+	}
 	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
 		pthread_kill(pthread_self(), req.signo);
 	if (fn->cls == RTO_CLASS_DNS)
@@ -83,7 +88,7 @@ void rto_offload_internal(struct rto_fn *fn, void *args)
 		fn->run(args);
 		return;
 	}
-	offload(fn, args, NULL);
+	offload(fn, args, NULL, NULL);
 }
 
 int rto_call(struct rto_fn *fn, void *args, FILE *stream)
@@ -99,8 +104,9 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
-	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
-		run_here(fn, args);
+	if (RTO_UNLIKELY(rto_self.own_filter) ||
+	    (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)) {
+		run_here(fn, args); /* its own seccomp filter must see it, or no helper */
 		return 0;
 	}
 	/* Holding the stream's lock (flockfile): lend it to the worker. */
@@ -110,7 +116,7 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 		run_here(fn, args);
 		return 0;
 	}
-	offload(fn, args, owned);
+	offload(fn, args, stream, owned);
 	return 0;
 }
 

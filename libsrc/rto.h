@@ -122,6 +122,7 @@ struct rto_thread {
 	uint64_t minflt, majflt;      /* the thread's fault counts when it was marked */
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
+	unsigned char own_filter;     /* a seccomp filter of its own: calls run here */
 	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */
 };
 
@@ -325,6 +326,8 @@ struct rto_req {
 	void *locale;	  /* the caller's uselocale(): printf's %f, strerror, ... */
 	int worker;	  /* tid of the worker running it, for interrupting it */
 	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
+	FILE *file;	  /* the stream a stdio call works on, lent or not */
+	int faulted;	  /* the call faulted in the worker: the caller runs it again */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -344,6 +347,7 @@ struct rto_queue {
 	struct __cds_wfcq_head head __attribute__((aligned(RTO_CACHELINE)));
 	pthread_mutex_t dispatch; /* one worker at a time dequeues and sorts */
 	int32_t pollers;	  /* idle workers polling (at most one polls) */
+	int32_t busy;		  /* workers inside a call */
 	struct rto_req *pending;  /* dequeued, by priority; under dispatch */
 	/* Callers' side: the tail they exchange. */
 	struct cds_wfcq_tail tail __attribute__((aligned(RTO_CACHELINE)));
@@ -370,6 +374,8 @@ RTO_HIDDEN int rto_stream_lending_ok(void);
 RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
+/* After a fault: give up a stream lock this thread took inside the call. */
+RTO_HIDDEN void rto_stream_release_if_mine(FILE *f);
 
 /* signals.c: interrupting a blocking offloaded call like the kernel would. */
 #define RTO_SIG_INTERRUPT SIGRTMAX
@@ -377,9 +383,17 @@ RTO_HIDDEN int rto_signal_interrupts(int sig);
 RTO_HIDDEN void rto_signal_interrupt_worker(struct rto_req *r);
 RTO_HIDDEN void rto_signal_worker_init(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
+/* Run r's call; a fault inside it comes back as its signal number, else 0. */
+RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
 
 /* wrap_misc.c: an offloaded dlopen's error, for the caller's dlerror(). */
 RTO_HIDDEN void rto_dlerror_set(char *msg);
+
+/* seccomp.c: a thread's own seccomp filter must keep applying to its calls. */
+RTO_HIDDEN void rto_seccomp_check_at_mark(void);
+
+/* init.c: what the constructor does, for a mark that comes before it. */
+RTO_HIDDEN void rto_init_once(void);
 
 /* fork.c */
 RTO_HIDDEN int rto_fork_init(void);

@@ -23,6 +23,7 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -41,13 +42,40 @@ static int (*get_real_sigaction(void))(int, const struct sigaction *, struct sig
 	return real_sigaction;
 }
 
+static __thread sigjmp_buf *fault_jump RTO_TLS; /* a worker inside a call */
+
+static int is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+}
+
+/* No handler of the program's: what the kernel would have done. */
+static void default_action(int sig, siginfo_t *si)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+	get_real_sigaction()(sig, &dfl, NULL);
+	if (si->si_code <= 0) /* sent by kill(): raise it again, now default */
+		raise(sig);
+	/* A fault: returning runs the faulting instruction again, now fatal. */
+}
+
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	void *h = user_handler[sig];
 	int flags = user_flags[sig];
 
+	if (is_fault(sig) && fault_jump && si->si_code > 0) {
+		sigjmp_buf *jump = fault_jump; /* the call faulted: back to the worker */
+		fault_jump = NULL;
+		siglongjmp(*jump, sig);
+	}
 	rto_self.signal_seen = sig; /* initial-exec TLS: async-signal-safe */
-	if (flags & SA_RESETHAND)   /* the kernel has reset it to SIG_DFL */
+	if (is_fault(sig) && (!h || h == (void *)SIG_IGN)) {
+		default_action(sig, si);
+		return;
+	}
+	if (flags & SA_RESETHAND) /* the kernel has reset it to SIG_DFL */
 		user_handler[sig] = NULL;
 	if (!h)
 		return;
@@ -128,6 +156,62 @@ void rto_signal_interrupt_worker(struct rto_req *r)
 
 /* ---- the worker ----------------------------------------------------------------- */
 
+/*
+ * A call given a bad pointer can fault inside libc (stdio, strlen...).  On
+ * the worker that would kill the process from the wrong thread, past the
+ * program's SIGSEGV handler: instead the worker jumps back and the caller
+ * runs the call itself (route.c), so the fault happens where it would have
+ * without the library.  The synchronous fault signals go through the
+ * trampoline for that; faults elsewhere reach the program's handler, or
+ * the default action, as before.
+ */
+static void install_fault_trampolines(void)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+	for (unsigned i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		int sig = faults[i];
+		struct sigaction cur, mine;
+		if (get_real_sigaction()(sig, NULL, &cur) != 0 || cur.sa_sigaction == trampoline)
+			continue;
+		user_handler[sig] = (void *)cur.sa_handler; /* installed before us */
+		user_flags[sig] = cur.sa_flags;
+		mine = cur;
+		mine.sa_sigaction = trampoline;
+		mine.sa_flags |= SA_SIGINFO;
+		get_real_sigaction()(sig, &mine, NULL);
+	}
+}
+
+static void worker_unblock(void)
+{
+	sigset_t only;
+
+	sigemptyset(&only);
+	sigaddset(&only, RTO_SIG_INTERRUPT);
+	sigaddset(&only, SIGSEGV); /* a fault inside a call must reach us */
+	sigaddset(&only, SIGBUS);
+	sigaddset(&only, SIGFPE);
+	sigaddset(&only, SIGILL);
+	pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+}
+
+int rto_signal_run_guarded(struct rto_req *r)
+{
+	sigjmp_buf jump;
+	/* 0: no mask saved, so no syscall per call; the rare fault path restores it. */
+	int sig = sigsetjmp(jump, 0);
+
+	if (sig == 0) {
+		fault_jump = &jump;
+		r->fn->run(r->args);
+	} else {
+		worker_unblock(); /* we left the handler by a jump: its mask is still on */
+	}
+	fault_jump = NULL;
+	return sig;
+}
+
 static void interrupted(int sig)
 {
 	(void)sig; /* its only job was to end the system call with EINTR */
@@ -138,14 +222,13 @@ void rto_signal_worker_init(void)
 {
 	static int installed;
 	struct sigaction act = {.sa_handler = interrupted};
-	sigset_t only;
 
 	worker_tid = (int)syscall(SYS_gettid);
-	if (!uatomic_xchg(&installed, 1))
+	if (!uatomic_xchg(&installed, 1)) {
 		get_real_sigaction()(RTO_SIG_INTERRUPT, &act, NULL);
-	sigemptyset(&only);
-	sigaddset(&only, RTO_SIG_INTERRUPT);
-	pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+		install_fault_trampolines();
+	}
+	worker_unblock();
 }
 
 int rto_signal_worker_tid(void)

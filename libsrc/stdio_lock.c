@@ -73,3 +73,12 @@ void rto_stream_return(FILE *f, void *owner)
 {
 	lock_of(f)->owner = owner;
 }
+
+void rto_stream_release_if_mine(FILE *f)
+{
+	struct rto_io_lock *l = f && lending_ok ? lock_of(f) : NULL;
+
+	/* Bounded: glibc's count is the nesting of the call that faulted. */
+	for (int i = 0; l && i < 16 && l->owner == (void *)pthread_self(); i++)
+		funlockfile(f);
+}

@@ -33,6 +33,7 @@ void rto_thread_capture(struct rto_thread *t)
 
 	if (t->identity_known)
 		return;
+	rto_seccomp_check_at_mark();
 	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
@@ -173,6 +174,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 {
 	int saved = errno;
 
+	rto_init_once(); /* marked from a constructor that ran before ours */
 	if (rto_helper_is_self()) {
 		errno = EPERM; /* a helper serving itself would deadlock */
 		return -1;

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A seccomp filter is per thread unless installed with TSYNC.  A marked
+ * thread that installs one for itself expects it to hold for its own
+ * calls; offloaded, they would run on a helper the filter does not cover.
+ * So such a thread runs its calls itself from then on (route.c), under its
+ * filter.  Seen: the filter present at its first mark (PR_GET_SECCOMP),
+ * and filters installed later through prctl(PR_SET_SECCOMP) or glibc's
+ * syscall(SYS_seccomp, ...).  A TSYNC filter covers the helpers too: the
+ * calls stay offloaded.
+ */
+#include "rto.h"
+
+#include <errno.h>
+
+#include <linux/seccomp.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long (*real_syscall)(long, ...);
+
+void rto_seccomp_check_at_mark(void)
+{
+	int saved = errno;
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
+		rto_self.own_filter = 1;
+	errno = saved;
+}
+
+RTO_EXPORT long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	/* syscall() takes up to six long-sized arguments: pass them on. */
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!real_syscall)
+		real_syscall = (long (*)(long, ...))rto_resolve("syscall", NULL);
+	long ret = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (RTO_UNLIKELY(nr == SYS_seccomp) && ret >= 0 && a[0] == SECCOMP_SET_MODE_FILTER &&
+	    !(a[1] & SECCOMP_FILTER_FLAG_TSYNC))
+		rto_self.own_filter = 1;
+	return ret;
+}

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Signals that arrive while a marked thread waits for a blocking offloaded
+ * call (issue 6, "Signals"):
+ *  - without SA_RESTART the call ends with EINTR, as the kernel would have
+ *    ended it, and the helper really stops waiting (the FIFO loses its
+ *    reader: a non-blocking writer then gets ENXIO);
+ *  - with SA_RESTART, or a handler installed by signal(), the call goes on
+ *    and completes when a writer appears;
+ *  - the handler runs on the calling thread (its gettid is recorded);
+ *  - sigaction() shows the program's own handler and flags, never the
+ *    library's trampoline;
+ *  - a handler's own write() while its thread waits runs directly.
+ * Every case runs marked and unmarked; both must agree.
+ *
+ * The blocking call is open() of a FIFO that has no writer: it blocks
+ * interruptibly in the kernel, and needs no network (a connect() to a
+ * blackholed address cannot be made offline).  SIGALRM is process-directed,
+ * so the test thread blocks it and only the calling thread can take it.
+ */
+#include "rel.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- what the handler saw (it runs on the thread the signal went to) ----- */
+
+static _Atomic pid_t handler_tid;
+static _Atomic int handler_runs;
+static struct rel_flag handler_ran;
+static int handler_fd = -1; /* the handler writes here when >= 0 */
+static _Atomic ssize_t handler_wrote;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	atomic_store(&handler_tid, rel_tid());
+	atomic_fetch_add(&handler_runs, 1);
+	if (handler_fd >= 0)
+		atomic_store(&handler_wrote, write(handler_fd, "handler\n", 8));
+	rel_flag_set(&handler_ran);
+	errno = saved;
+}
+
+static void reset_handler_record(void)
+{
+	atomic_store(&handler_tid, 0);
+	atomic_store(&handler_runs, 0);
+	atomic_store(&handler_ran.v, 0);
+	atomic_store(&handler_wrote, 0);
+}
+
+enum how { NO_RESTART, RESTART, SIGNAL_FN };
+
+static void install(int sig, enum how how)
+{
+	if (how == SIGNAL_FN) {
+		cr_assert_neq(signal(sig, on_signal), SIG_ERR);
+		return;
+	}
+	struct sigaction sa = {.sa_handler = on_signal,
+			       .sa_flags = how == RESTART ? SA_RESTART : 0};
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(sig, &sa, NULL), 0);
+}
+
+static void block_in_this_thread(int sig, int block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	cr_assert_eq(pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL), 0);
+}
+
+/* ---- the blocking call: open() of a FIFO without a writer ------------------ */
+
+struct opener {
+	const char *path;
+	int use_alarm;
+	_Atomic pid_t tid;
+	int ret, err;
+	struct rel_flag done;
+};
+
+static void opener_job(void *arg)
+{
+	struct opener *o = arg;
+	sigset_t alrm;
+
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL); /* the only thread that takes it */
+	atomic_store(&o->tid, rel_tid());
+	if (o->use_alarm)
+		alarm(1);
+	errno = EDOM; /* a sentinel that a successful open must leave alone */
+	o->ret = open(o->path, O_RDONLY | O_CLOEXEC);
+	o->err = errno;
+	alarm(0);
+	rel_flag_set(&o->done);
+}
+
+struct outcome {
+	int ret, err;
+	pid_t caller, handler;
+	int runs;
+	int writer_errno; /* opening a non-blocking writer after an EINTR */
+	uint64_t offloaded;
+};
+
+static uint64_t offloaded_now(void)
+{
+	struct rt_offload_stats s;
+
+	cr_assert_eq(rt_offload_get_stats(&s), 0);
+	return s.offloaded;
+}
+
+/* Where the open blocks: on a helper (marked) or in the thread itself. */
+static void wait_open_blocked(struct opener *o, int marked)
+{
+	if (marked)
+		cr_assert_neq(rel_wait_helper_in_syscall(SYS_openat, AT_FDCWD), 0,
+			      "the open is not blocked on a helper");
+	else
+		cr_assert(rel_wait_in_syscall(atomic_load(&o->tid), SYS_openat, AT_FDCWD),
+			  "the open is not blocked in its thread");
+}
+
+/* After the handler ran: the call must end by itself, with nobody writing. */
+static void expect_end_without_writer(struct opener *o, const char *fifo, struct outcome *out)
+{
+	int ended = rel_flag_wait_s(&o->done, REL_WAIT_S);
+	int w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+	out->writer_errno = w < 0 ? errno : 0;
+	if (w >= 0)
+		close(w);
+	if (!ended) { /* unblock it, so the test ends (and fails) */
+		w = open(fifo, O_WRONLY | O_CLOEXEC);
+		if (w >= 0)
+			close(w);
+	}
+	cr_expect(ended, "the interrupted open did not end");
+}
+
+/* After the handler ran: the call must still wait, and take a writer. */
+static void expect_goes_on(struct opener *o, const char *fifo, int marked)
+{
+	wait_open_blocked(o, marked);
+	int w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_expect_geq(w, 0, "no reader waits on the FIFO any more: errno %d", errno);
+	if (w < 0) /* the call is gone: let a blocking writer not hang */
+		return;
+	cr_expect(rel_flag_wait_s(&o->done, REL_WAIT_S), "the open did not take the writer");
+	close(w);
+}
+
+static void fifo_case(int marked, enum how how, struct outcome *out)
+{
+	char dir[PATH_MAX], fifo[PATH_MAX];
+	struct opener o = {.use_alarm = 1};
+	struct rel_thread t;
+
+	memset(out, 0, sizeof(*out));
+	rel_tmpdir(dir);
+	cr_assert(dir[0]);
+	rel_path(fifo, dir, "fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	o.path = fifo;
+	install(SIGALRM, how);
+	block_in_this_thread(SIGALRM, 1);
+	reset_handler_record();
+	uint64_t before = offloaded_now();
+
+	cr_assert_eq(rel_thread_start(&t, opener_job, &o, marked ? REL_MARK | REL_PIN_RT : 0, 0),
+		     0);
+	cr_assert(rel_flag_wait_s(&handler_ran, REL_WAIT_S), "SIGALRM's handler never ran");
+	if (how == NO_RESTART)
+		expect_end_without_writer(&o, fifo, out);
+	else
+		expect_goes_on(&o, fifo, marked);
+	cr_assert_eq(rel_thread_join(&t), 0, "marking failed");
+
+	out->ret = o.ret;
+	out->err = o.err;
+	out->caller = atomic_load(&o.tid);
+	out->handler = atomic_load(&handler_tid);
+	out->runs = atomic_load(&handler_runs);
+	out->offloaded = offloaded_now() - before;
+	if (o.ret >= 0)
+		close(o.ret);
+	rel_rmtree(dir);
+}
+
+static void expect_handler_on_caller(const struct outcome *o, const char *how)
+{
+	cr_expect_eq(o->runs, 1, "%s: the handler ran %d times", how, o->runs);
+	cr_expect_eq(o->handler, o->caller, "%s: the handler ran on thread %d, the caller is %d",
+		     how, (int)o->handler, (int)o->caller);
+}
+
+Test(signals, no_sa_restart_ends_a_blocked_fifo_open_with_eintr, .timeout = REL_TIMEOUT)
+{
+	struct outcome d, m;
+
+	fifo_case(0, NO_RESTART, &d);
+	fifo_case(1, NO_RESTART, &m);
+	cr_expect(d.ret == -1 && d.err == EINTR, "direct: %d errno %d", d.ret, d.err);
+	cr_expect(m.ret == -1 && m.err == EINTR, "offloaded: %d errno %d (want -1 EINTR)", m.ret,
+		  m.err);
+	expect_handler_on_caller(&d, "direct");
+	expect_handler_on_caller(&m, "offloaded");
+	/* The helper's open ended too: nobody is left reading the FIFO. */
+	cr_expect_eq(d.writer_errno, ENXIO);
+	cr_expect_eq(m.writer_errno, ENXIO, "a helper still waits in the FIFO open (errno %d)",
+		     m.writer_errno);
+	cr_expect_geq(m.offloaded, 1, "the open was not offloaded");
+	cr_expect_eq(d.offloaded, 0);
+}
+
+Test(signals, sa_restart_open_goes_on_until_a_writer_appears, .timeout = REL_TIMEOUT)
+{
+	struct outcome d, m;
+
+	fifo_case(0, RESTART, &d);
+	fifo_case(1, RESTART, &m);
+	cr_expect_geq(d.ret, 0, "direct: %d errno %d", d.ret, d.err);
+	cr_expect_geq(m.ret, 0, "offloaded: %d errno %d (want a descriptor)", m.ret, m.err);
+	cr_expect_eq(m.err, EDOM, "a successful open changed errno to %d", m.err);
+	expect_handler_on_caller(&d, "direct");
+	expect_handler_on_caller(&m, "offloaded");
+	cr_expect_geq(m.offloaded, 1, "the open was not offloaded");
+}
+
+Test(signals, signal_installed_handler_restarts_like_sa_restart, .timeout = REL_TIMEOUT)
+{
+	struct outcome d, m;
+
+	fifo_case(0, SIGNAL_FN, &d);
+	fifo_case(1, SIGNAL_FN, &m);
+	cr_expect_geq(d.ret, 0, "direct: %d errno %d", d.ret, d.err);
+	cr_expect_geq(m.ret, 0, "offloaded: %d errno %d (signal() must mean SA_RESTART)", m.ret,
+		      m.err);
+	expect_handler_on_caller(&d, "direct");
+	expect_handler_on_caller(&m, "offloaded");
+}
+
+/* ---- alarm() + read(): the classic timeout ---------------------------------- */
+
+struct reader {
+	int fd[2];
+	_Atomic pid_t tid;
+	ssize_t n, again_w, again_r;
+	int err;
+	char buf[8];
+};
+
+static void alarm_reader_job(void *arg)
+{
+	struct reader *r = arg;
+	sigset_t alrm;
+
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	atomic_store(&r->tid, rel_tid());
+	alarm(1);
+	r->n = read(r->fd[0], r->buf, sizeof(r->buf)); /* empty pipe: only the alarm ends it */
+	r->err = errno;
+	alarm(0);
+	/* The interrupted helper serves the next calls. */
+	r->again_w = write(r->fd[1], "next", 4);
+	r->again_r = read(r->fd[0], r->buf, sizeof(r->buf));
+}
+
+Test(signals, alarm_ends_an_offloaded_pipe_read_with_eintr, .timeout = REL_TIMEOUT)
+{
+	struct reader r = {0};
+
+	install(SIGALRM, NO_RESTART);
+	block_in_this_thread(SIGALRM, 1);
+	reset_handler_record();
+	cr_assert_eq(pipe2(r.fd, O_CLOEXEC), 0);
+	uint64_t before = offloaded_now();
+	cr_assert_eq(rel_thread_run(alarm_reader_job, &r, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_expect(r.n == -1 && r.err == EINTR, "read: %zd errno %d (want -1 EINTR)", r.n, r.err);
+	cr_expect_eq(atomic_load(&handler_tid), atomic_load(&r.tid),
+		     "the handler did not run on the reader");
+	cr_expect(r.again_w == 4 && r.again_r == 4 && memcmp(r.buf, "next", 4) == 0,
+		  "calls after the interruption: write %zd read %zd", r.again_w, r.again_r);
+	cr_expect_geq(offloaded_now() - before, 3, "the pipe calls were not offloaded");
+	close(r.fd[0]);
+	close(r.fd[1]);
+}
+
+/* ---- a handler's own call while its thread waits ------------------------------ */
+
+Test(signals, handler_write_while_its_thread_waits_runs_directly, .timeout = REL_TIMEOUT)
+{
+	char dir[PATH_MAX], fifo[PATH_MAX], file[PATH_MAX];
+	struct opener o = {.use_alarm = 0};
+	struct rel_thread t;
+
+	rel_tmpdir(dir);
+	rel_path(fifo, dir, "fifo");
+	rel_path(file, dir, "handler");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	o.path = fifo;
+	handler_fd = open(file, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert_geq(handler_fd, 0);
+	install(SIGUSR1, RESTART);
+	reset_handler_record();
+
+	cr_assert_eq(rel_thread_start(&t, opener_job, &o, REL_MARK | REL_PIN_RT, 0), 0);
+	wait_open_blocked(&o, 1);
+	uint64_t before = offloaded_now();
+	cr_assert_eq(pthread_kill(t.thread, SIGUSR1), 0);
+	int ran = rel_flag_wait_s(&handler_ran, REL_WAIT_S);
+	uint64_t during = offloaded_now() - before;
+	expect_goes_on(&o, fifo, 1);
+	cr_assert_eq(rel_thread_join(&t), 0);
+
+	cr_expect(ran, "the handler never finished: a deadlock on the nested call?");
+	cr_expect_eq(atomic_load(&handler_tid), atomic_load(&o.tid));
+	cr_expect_eq(atomic_load(&handler_wrote), 8, "the handler's write returned %zd",
+		     atomic_load(&handler_wrote));
+	cr_expect_eq(during, 0, "the handler's write was offloaded (nested offload)");
+	char *s = rel_slurp(file, NULL);
+	cr_expect_str_eq(s ? s : "", "handler\n");
+	free(s);
+	cr_expect_geq(o.ret, 0, "the open after the handler: %d errno %d", o.ret, o.err);
+	if (o.ret >= 0)
+		close(o.ret);
+	close(handler_fd);
+	handler_fd = -1;
+	rel_rmtree(dir);
+}
+
+/* ---- sigaction() sees the program's handler, not the trampoline ----------------- */
+
+static void h_plain(int sig)
+{
+	(void)sig;
+}
+
+static _Atomic int info_value;
+static void h_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	atomic_store(&info_value, sig == SIGUSR2 && si ? si->si_value.sival_int : -1);
+}
+
+/* The flags the program asked for: the kernel adds SA_RESTORER (glibc's). */
+#define FLAGS(sa) ((sa).sa_flags & ~0x04000000)
+
+static void query(int sig, struct sigaction *old)
+{
+	memset(old, 0, sizeof(*old));
+	cr_assert_eq(sigaction(sig, NULL, old), 0);
+}
+
+Test(signals, sigaction_query_returns_the_programs_handler_and_flags, .timeout = REL_TIMEOUT)
+{
+	struct sigaction sa = {.sa_handler = h_plain, .sa_flags = SA_RESTART | SA_NODEFER}, old;
+
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	cr_assert_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	query(SIGUSR2, &old);
+	cr_expect_eq(old.sa_handler, h_plain, "the query shows another handler (the trampoline?)");
+	cr_expect_eq(FLAGS(old), SA_RESTART | SA_NODEFER, "flags 0x%x", old.sa_flags);
+	cr_expect(sigismember(&old.sa_mask, SIGTERM), "the handler's mask was lost");
+
+	/* An SA_SIGINFO handler: pointer and flag, and it gets its siginfo. */
+	struct sigaction si = {.sa_sigaction = h_info, .sa_flags = SA_SIGINFO};
+	sigemptyset(&si.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR2, &si, &old), 0);
+	cr_expect_eq(old.sa_handler, h_plain, "replacing returned another old handler");
+	cr_expect_eq(FLAGS(old), SA_RESTART | SA_NODEFER, "old flags 0x%x", old.sa_flags);
+	query(SIGUSR2, &old);
+	cr_expect_eq(old.sa_sigaction, h_info);
+	cr_expect_eq(FLAGS(old), SA_SIGINFO, "flags 0x%x", old.sa_flags);
+	cr_assert_eq(sigqueue(getpid(), SIGUSR2, (union sigval){.sival_int = 4242}), 0);
+	cr_expect_eq(atomic_load(&info_value), 4242, "the siginfo did not reach the handler");
+
+	/* SIG_IGN replaces it; the old one is the program's. */
+	cr_assert_eq(sigaction(SIGUSR2, &(struct sigaction){.sa_handler = SIG_IGN}, &old), 0);
+	cr_expect_eq(old.sa_sigaction, h_info);
+	query(SIGUSR2, &old);
+	cr_expect_eq(old.sa_handler, SIG_IGN);
+}
+
+Test(signals, signal_returns_the_previous_handler_and_sa_resethand_resets, .timeout = REL_TIMEOUT)
+{
+	struct sigaction old;
+
+	cr_assert_eq(signal(SIGUSR1, SIG_DFL) == SIG_ERR, 0);
+	cr_expect_eq(signal(SIGUSR1, h_plain), SIG_DFL);
+	cr_expect_eq(signal(SIGUSR1, on_signal), h_plain, "signal() returned another handler");
+	query(SIGUSR1, &old);
+	cr_expect_eq(old.sa_handler, on_signal);
+	cr_expect(old.sa_flags & SA_RESTART, "signal() is BSD: SA_RESTART (flags 0x%x)",
+		  old.sa_flags);
+
+	/* SA_RESETHAND: after one delivery the query says SIG_DFL. */
+	struct sigaction once = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND};
+	sigemptyset(&once.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &once, NULL), 0);
+	reset_handler_record();
+	cr_assert_eq(raise(SIGUSR1), 0);
+	cr_expect_eq(atomic_load(&handler_runs), 1);
+	query(SIGUSR1, &old);
+	cr_expect_eq(old.sa_handler, SIG_DFL, "SA_RESETHAND did not reset the handler");
+}
