@@ -21,8 +21,8 @@
 
 /* The longest key or value an error message quotes, in input bytes. */
 #define QUOTE_MAX 48
-/* The longest error: 48 bytes quoted as \xNN plus the list of keys. */
-#define ERR_MAX 480
+/* The longest error: 48 bytes quoted as \xNN plus the list of keys (~550 today). */
+#define ERR_MAX 900
 
 struct rto_options rto_opt;
 

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define RTO_LINE_MAX	   512
+#define RTO_LINE_MAX	   1024
 #define RTO_WRITE_ATTEMPTS 8 /* EINTR and short writes; then give up */
 
 static const char prefix[] = "rtoffload: ";
