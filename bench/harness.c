@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,13 +270,8 @@ int h_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, int cpu, int pr
 	return err;
 }
 
-int h_gettid(void)
-{
-	return (int)syscall(SYS_gettid);
-}
-
 /* The kernel's per-thread CPU clock (what pthread_getcpuclockid builds): ns, not jiffies. */
-uint64_t h_task_cpu_ns(int tid)
+static uint64_t task_cpu_ns(int tid)
 {
 	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6);
 	struct timespec ts;
@@ -321,7 +315,7 @@ uint64_t h_threads_cpu_ns(const char *prefix, int *count)
 		if (tid <= 0 || task_name(tid, name, sizeof(name)) != 0)
 			continue;
 		if (strncmp(name, prefix, strlen(prefix)) == 0) {
-			sum += h_task_cpu_ns(tid);
+			sum += task_cpu_ns(tid);
 			(*count)++;
 		}
 	}

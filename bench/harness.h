@@ -107,10 +107,7 @@ void h_lock_memory(void);
 int h_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, int cpu, int prio);
 extern int h_fifo_refused;
 
-/* The calling thread's kernel id, and the CPU time (ns) of a task of ours. */
-int h_gettid(void);
-uint64_t h_task_cpu_ns(int tid);
-/* Total CPU time of our threads whose name starts with prefix. */
+/* CPU time (ns, per-thread clocks) of our threads whose name starts with prefix. */
 uint64_t h_threads_cpu_ns(const char *prefix, int *count);
 /* Busy and total jiffies of one CPU from /proc/stat. */
 int h_cpu_jiffies(int cpu, uint64_t *busy, uint64_t *total);

@@ -327,6 +327,16 @@ static int start_workers(struct rto_queue *q)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/*
+	 * Born on the helper CPUs at SCHED_OTHER, not on the marking thread's
+	 * realtime CPU at its priority: there a worker could not even run to
+	 * pin itself until its spinning caller slept.
+	 */
+	struct sched_param other = {0};
+	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &other);
 	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
 	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
 	for (unsigned i = 0; i < n && !err; i++) {
