@@ -56,7 +56,7 @@ struct job {
 static int nthreads = 4, iterations = 300;
 static char dir[64];
 static FILE *shared;
-static atomic_int failures, signals_seen, stop_signals;
+static atomic_int failures, signals_seen, threads_done;
 
 #define FAIL(...)                                          \
 	do {                                               \
@@ -157,27 +157,32 @@ static void one_round(struct job *j, FILE *own, const char *raw, int i)
 	}
 }
 
-static void *marked_main(void *arg)
+static void marked_work(struct job *j)
 {
-	struct job *j = arg;
 	char own_path[128], raw[128];
 
 	snprintf(own_path, sizeof(own_path), "%s/t%d", dir, j->id);
 	snprintf(raw, sizeof(raw), "%s/t%d.raw", dir, j->id);
 	if (rt_offload_try_mark_thread() != 0 || !rt_offload_thread_is_marked()) {
 		FAIL("thread %d: not marked\n", j->id);
-		return NULL;
+		return;
 	}
 	FILE *own = fopen(own_path, "w");
 	if (!own) {
 		FAIL("fopen: %s\n", strerror(errno));
-		return NULL;
+		return;
 	}
 	for (int i = 0; i < iterations; i++)
 		one_round(j, own, raw, i);
 	if (fclose(own) != 0)
 		FAIL("fclose: %s\n", strerror(errno));
 	rt_offload_try_unmark_thread();
+}
+
+static void *marked_main(void *arg)
+{
+	marked_work(arg);
+	atomic_fetch_add(&threads_done, 1);
 	return NULL;
 }
 
@@ -186,7 +191,12 @@ static void *signal_main(void *arg)
 	struct job *jobs = arg;
 	struct timespec ts = {0, 2000000}; /* 2 ms */
 
-	while (!atomic_load(&stop_signals)) {
+	/*
+	 * Until every marked thread is done: none of them is joined before,
+	 * so each pthread_t stays valid (signalling a joined thread is a
+	 * use after free).
+	 */
+	while (atomic_load(&threads_done) < nthreads) {
 		for (int i = 0; i < nthreads; i++)
 			pthread_kill(jobs[i].thread, SIGUSR1);
 		nanosleep(&ts, NULL);
@@ -244,10 +254,9 @@ int main(int argc, char **argv)
 		}
 	}
 	pthread_create(&sigthread, NULL, signal_main, jobs);
+	pthread_join(sigthread, NULL); /* first: it signals the others until they are done */
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(jobs[i].thread, NULL);
-	atomic_store(&stop_signals, 1);
-	pthread_join(sigthread, NULL);
 	rt_offload_get_stats(&after);
 	fclose(shared);
 
