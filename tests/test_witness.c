@@ -37,6 +37,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include "raw_seccomp.h"
 
 #if !defined(__x86_64__)
 #define WITNESS_UNSUPPORTED 1 /* the filters and the SIGSYS fix-up are x86-64 */
@@ -81,22 +82,6 @@ static void finish(struct filter *f, uint32_t action)
 }
 
 /* Without SECCOMP_FILTER_FLAG_TSYNC the filter binds this thread only. */
-
-/* seccomp(SECCOMP_SET_MODE_FILTER, 0, prog) without going through libc. */
-static long raw_seccomp_filter(const struct sock_fprog *prog)
-{
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_seccomp), "D"((long)SECCOMP_SET_MODE_FILTER), "S"(0L),
-			   "d"(prog)
-			 : "rcx", "r11", "memory");
-	if (ret < 0) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
 
 static int install(struct filter *f)
 {

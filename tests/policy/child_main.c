@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "../raw_seccomp.h"
 
 static const struct scenario scenarios[] = {
 	{"op", sc_op},
@@ -141,22 +142,6 @@ void on_thread(const char *name, int mark, thread_fn fn, void *arg)
  * Without SECCOMP_FILTER_FLAG_TSYNC the filter binds the calling thread
  * only: the helpers, started before, keep making the syscall freely.
  */
-
-/* seccomp(SECCOMP_SET_MODE_FILTER, 0, prog) without going through libc. */
-static long raw_seccomp_filter(const struct sock_fprog *prog)
-{
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_seccomp), "D"((long)SECCOMP_SET_MODE_FILTER), "S"(0L),
-			   "d"(prog)
-			 : "rcx", "r11", "memory");
-	if (ret < 0) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
 
 int filter_syscalls(const long *nrs, int err)
 {
