@@ -148,6 +148,30 @@ static char *take_dlerror(void)
 	return e ? strdup(e) : NULL; /* the caller's dlerror() frees it */
 }
 
+/*
+ * DONE: after this the request (on the caller's stack) is gone.  Not while
+ * the caller is KICKING, or its signal could land in our next call; after
+ * KICKED, take that signal first (transport.c).  The wait for KICKING is a
+ * sleep, not a spin: on one CPU the caller may need ours to finish tgkill.
+ */
+static void publish(struct rto_req *r)
+{
+	uint32_t *word = &r->state;
+	uint32_t s;
+
+	for (;;) {
+		s = CMM_LOAD_SHARED(r->state);
+		if (s == RTO_REQ_KICKING)
+			rto_futex_wait_ns(word, s, 50000);
+		else if (uatomic_cmpxchg(word, s, RTO_REQ_DONE) == s)
+			break;
+	}
+	if (s != RTO_REQ_PENDING)
+		rto_futex_wake(word, 1);
+	if (s == RTO_REQ_KICKED)
+		rto_signal_take_kick();
+}
+
 static void execute(struct rto_req *r)
 {
 	sigset_t all, caller;
@@ -181,10 +205,7 @@ static void execute(struct rto_req *r)
 	if (process)
 		pthread_sigmask(SIG_SETMASK, &all, NULL);
 
-	/* Publish: after this xchg the request (on the caller's stack) is gone. */
-	uint32_t *word = &r->state;
-	if (uatomic_xchg(&r->state, RTO_REQ_DONE) == RTO_REQ_WAITING)
-		rto_futex_wake(word, 1);
+	publish(r);
 }
 
 /* ---- the worker loop ------------------------------------------------------ */

@@ -58,8 +58,12 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		.locale = uselocale((locale_t)0), /* reads TLS: no syscall */
 		.h_err = h_errno,
 	};
+	/* A cancellation already pending acts before the call, as in libc. */
+	if (fn->cancel)
+		pthread_testcancel();
 	/* A signal handler's wrapped call during the wait runs directly. */
 	unsigned char route = rto_self.route;
+	req.route = route;
 	rto_self.route = RTO_ROUTE_BUSY;
 	uint64_t t0 = rto_now_ns();
 	rto_offload(&req, t0);

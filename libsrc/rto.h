@@ -224,16 +224,19 @@ struct rto_fn {
 	unsigned char cls;	 /* enum rto_class */
 	unsigned char handling;	 /* enum rto_handling */
 	unsigned char can_async; /* a write that RTO_ASYNC may queue */
+	unsigned char cancel;	 /* a POSIX cancellation point (cancel.c) */
 	struct rto_counters *ctr;
 };
 
 /* Every descriptor also lands in section rto_fns, for the stats walk. */
-#define RTO_FN_ASYNC(fname, class, handl, runfn, async)                                         \
+#define RTO_FN_FULL(fname, class, handl, runfn, async, cancelpt)                                \
 	static struct rto_counters rto_ctr_##fname;                                             \
-	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn, class,                        \
-						   handl,  async, &rto_ctr_##fname};            \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn,    class,	      handl,    \
+						   async,  cancelpt, &rto_ctr_##fname};         \
 	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) = \
 		&rto_fn_##fname
+#define RTO_FN_ASYNC(fname, class, handl, runfn, async) \
+	RTO_FN_FULL(fname, class, handl, runfn, async, 0)
 #define RTO_FN(fname, class, handl, runfn) RTO_FN_ASYNC(fname, class, handl, runfn, 0)
 
 RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
@@ -309,25 +312,37 @@ RTO_HIDDEN extern struct rto_fn rto_fn_fd_classify; /* counted like a call */
 
 /* ---- transport.c / helper.c: the offload itself -------------------------- */
 
-enum rto_req_state { RTO_REQ_PENDING = 0, RTO_REQ_WAITING = 1, RTO_REQ_DONE = 2 };
+/*
+ * A request's futex word.  The caller moves PENDING -> WAITING when it
+ * sleeps, WAITING/KICKED -> KICKING -> KICKED around each interrupt it
+ * sends; the worker moves any state but KICKING to DONE (transport.c).
+ */
+enum rto_req_state {
+	RTO_REQ_PENDING = 0, /* the caller spins */
+	RTO_REQ_WAITING = 1, /* the caller sleeps on the word: wake it */
+	RTO_REQ_DONE = 2,    /* published: the worker no longer touches it */
+	RTO_REQ_KICKING = 3, /* the caller is signalling the worker: wait */
+	RTO_REQ_KICKED = 4,  /* signalled: take the signal before the next call */
+};
 
 struct rto_req {
 	struct cds_wfcq_node node;
 	struct rto_fn *fn;
 	void *args;
-	FILE *stream;	  /* stdio lock the caller holds, handed over; or NULL */
-	void *owner;	  /* the caller's lock owner identity, for the handoff */
-	int err;	  /* errno: the caller's in, the call's out */
-	int prio;	  /* caller's realtime priority, for ordering and inherit */
-	uint32_t state;	  /* futex word, enum rto_req_state */
-	uint64_t sigmask; /* caller's signal mask, for process-class calls */
-	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
-	int h_err;	  /* h_errno: the DNS calls' other errno, thread-local too */
-	void *locale;	  /* the caller's uselocale(): printf's %f, strerror, ... */
-	int worker;	  /* tid of the worker running it, for interrupting it */
-	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
-	FILE *file;	  /* the stream a stdio call works on, lent or not */
-	int faulted;	  /* the call faulted in the worker: the caller runs it again */
+	FILE *stream;	     /* stdio lock the caller holds, handed over; or NULL */
+	void *owner;	     /* the caller's lock owner identity, for the handoff */
+	int err;	     /* errno: the caller's in, the call's out */
+	int prio;	     /* caller's realtime priority, for ordering and inherit */
+	uint32_t state;	     /* futex word, enum rto_req_state */
+	uint64_t sigmask;    /* caller's signal mask, for process-class calls */
+	int signo;	     /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	int h_err;	     /* h_errno: the DNS calls' other errno, thread-local too */
+	void *locale;	     /* the caller's uselocale(): printf's %f, strerror, ... */
+	int worker;	     /* tid of the worker running it, for interrupting it */
+	char *dlerror;	     /* dlopen/dlclose: the worker's dlerror(), copied */
+	FILE *file;	     /* the stream a stdio call works on, lent or not */
+	int faulted;	     /* the call faulted in the worker: the caller runs it again */
+	unsigned char route; /* the caller's route before the call, restored if cancelled */
 };
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -380,7 +395,10 @@ RTO_HIDDEN void rto_stream_release_if_mine(FILE *f);
 /* signals.c: interrupting a blocking offloaded call like the kernel would. */
 #define RTO_SIG_INTERRUPT SIGRTMAX
 RTO_HIDDEN int rto_signal_interrupts(int sig);
-RTO_HIDDEN void rto_signal_interrupt_worker(struct rto_req *r);
+/* Send RTO_SIG_INTERRUPT to worker tid (no-op for 0).  Caller side. */
+RTO_HIDDEN void rto_signal_kick(int tid);
+/* Worker side: take a kick still pending, so that it cannot end the next call. */
+RTO_HIDDEN void rto_signal_take_kick(void);
 RTO_HIDDEN void rto_signal_worker_init(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
 /* Run r's call; a fault inside it comes back as its signal number, else 0. */

@@ -15,7 +15,9 @@
  * millisecond until the call returns: a call sleeping interruptibly ends
  * with EINTR (or its partial result), one that does not sleep finishes as
  * it would have.  Only this path makes system calls on the caller's side
- * (sigaction to read the flags, tgkill, a timed futex wait).
+ * (sigaction to read the flags, tgkill, a timed futex wait).  The kick
+ * protocol that keeps the signal off the worker's next call is in
+ * transport.c; pthread_cancel() uses the same kick.
  *
  * Not seen: handlers installed with sigset()/sysv_signal() or the raw
  * rt_sigaction syscall; RTO_SIG_INTERRUPT (SIGRTMAX) is the library's.
@@ -147,9 +149,8 @@ int rto_signal_interrupts(int sig)
 	return !(cur.sa_flags & SA_RESTART);
 }
 
-void rto_signal_interrupt_worker(struct rto_req *r)
+void rto_signal_kick(int tid)
 {
-	int tid = CMM_LOAD_SHARED(r->worker);
 	if (tid > 0)
 		syscall(SYS_tgkill, getpid(), tid, RTO_SIG_INTERRUPT);
 }
@@ -229,6 +230,16 @@ void rto_signal_worker_init(void)
 		install_fault_trampolines();
 	}
 	worker_unblock();
+}
+
+void rto_signal_take_kick(void)
+{
+	static const struct timespec zero;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, RTO_SIG_INTERRUPT);
+	sigtimedwait(&set, NULL, &zero); /* pending: taken; already handled: nothing */
 }
 
 int rto_signal_worker_tid(void)

@@ -7,6 +7,7 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <pthread.h>
 
 static void wake_worker(struct rto_queue *q)
 {
@@ -49,6 +50,88 @@ static int spin_until_done(struct rto_req *r, uint64_t t0)
 	return done(r);
 }
 
+/*
+ * Make the worker running r give up a blocking call: RTO_SIG_INTERRUPT ends
+ * it with EINTR.  The signal must never reach the worker once it has moved
+ * on to another request, whose call it would break: KICKING holds the
+ * worker's publish back while tgkill runs, and KICKED tells the worker to
+ * take the (then surely pending) signal before its next call.
+ */
+static void kick(struct rto_req *r)
+{
+	uint32_t s = CMM_LOAD_SHARED(r->state);
+
+	if (s == RTO_REQ_DONE || uatomic_cmpxchg(&r->state, s, RTO_REQ_KICKING) != s)
+		return;
+	rto_signal_kick(CMM_LOAD_SHARED(r->worker)); /* 0: not taken yet, kick again later */
+	uatomic_xchg(&r->state, RTO_REQ_KICKED);
+}
+
+/* Sleep until r's state is no longer `seen` (or ns passed, if not 0). */
+static void wait_state(struct rto_req *r, uint32_t seen, long ns, int cancellable)
+{
+	int type = PTHREAD_CANCEL_DEFERRED;
+
+	/*
+	 * A cancellation point: pthread_cancel() must reach us here, as it
+	 * would reach the call's own system call.  glibc's cancellable system
+	 * calls do the same: asynchronous cancellation around the syscall
+	 * only (and a cancellation already pending acts at once).
+	 */
+	if (cancellable)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+	if (ns)
+		rto_futex_wait_ns(&r->state, seen, ns);
+	else
+		rto_futex_wait(&r->state, seen);
+	if (cancellable)
+		pthread_setcanceltype(type, NULL);
+}
+
+/*
+ * Each turn sleeps until DONE or a signal.  A handler without SA_RESTART
+ * that ran here would have ended the call with EINTR: kick the worker
+ * every millisecond until the call returns (a call that does not sleep
+ * interruptibly just finishes).
+ */
+static void wait_loop(struct rto_req *r, int cancellable)
+{
+	int interrupting = 0;
+
+	while (!done(r)) {
+		int sig = rto_self.signal_seen;
+		if (RTO_UNLIKELY(sig) && !interrupting) {
+			rto_self.signal_seen = 0;
+			interrupting = rto_signal_interrupts(sig);
+		}
+		if (RTO_UNLIKELY(interrupting))
+			kick(r);
+		uint32_t s = CMM_LOAD_SHARED(r->state);
+		if (s == RTO_REQ_WAITING || s == RTO_REQ_KICKED)
+			wait_state(r, s, interrupting ? 1000000 : 0, cancellable);
+	}
+}
+
+/*
+ * Cancelled while waiting: r is on the stack being unwound, so the worker
+ * must be done with it before the unwinding goes on.  Kick it out of a
+ * blocking call (as cancellation would have ended the call's own system
+ * call) and wait, every millisecond, until it publishes.
+ */
+static void abandon(void *arg)
+{
+	struct rto_req *r = arg;
+
+	while (!done(r)) {
+		kick(r);
+		uint32_t s = CMM_LOAD_SHARED(r->state);
+		if (s == RTO_REQ_WAITING || s == RTO_REQ_KICKED)
+			rto_futex_wait_ns(&r->state, s, 1000000);
+	}
+	if (rto_self.route == RTO_ROUTE_BUSY)
+		rto_self.route = r->route;
+}
+
 static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 {
 	/*
@@ -64,25 +147,13 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 		cmm_smp_rmb();
 		return;
 	}
-	/*
-	 * Each turn sleeps until DONE or a signal.  A handler without SA_RESTART
-	 * that ran here would have ended the call with EINTR: interrupt the
-	 * worker every millisecond until the call returns (signals.c).
-	 */
-	int interrupting = 0;
-	while (!done(r)) {
-		int sig = rto_self.signal_seen;
-		if (RTO_UNLIKELY(sig) && !interrupting) {
-			rto_self.signal_seen = 0;
-			interrupting = rto_signal_interrupts(sig);
-		}
-		if (RTO_UNLIKELY(interrupting)) {
-			rto_signal_interrupt_worker(r);
-			rto_futex_wait_ns(&r->state, RTO_REQ_WAITING, 1000000);
-		} else {
-			rto_futex_wait(&r->state, RTO_REQ_WAITING);
-		}
+	if (!r->fn->cancel) {
+		wait_loop(r, 0);
+		return;
 	}
+	pthread_cleanup_push(abandon, r);
+	wait_loop(r, 1);
+	pthread_cleanup_pop(0);
 }
 
 void rto_offload(struct rto_req *r, uint64_t t0)

@@ -37,7 +37,8 @@ struct call {
 	char async[128];  /* "async:FD,FILE,BUF,LEN,RET[,nl]": how to queue it; "async" alone: hand
 			   */
 	int can_async;
-	int flush; /* "flush": queued async writes go first */
+	int flush;  /* "flush": queued async writes go first */
+	int cancel; /* "cancel": a POSIX cancellation point */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -137,7 +138,7 @@ static void parse_params(struct call *c, char *text)
 	}
 }
 
-/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush */
+/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush  cancel */
 static void parse_annotations(struct call *c, char *text)
 {
 	char *save = NULL;
@@ -150,8 +151,11 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->async, sizeof(c->async), "%s", t[5] ? t + 6 : "");
 		} else if (!strcmp(t, "flush")) {
 			c->flush = 1;
+		} else if (!strcmp(t, "cancel")) {
+			c->cancel = 1;
 		} else {
-			fail_at(c->line, "'%s': unknown annotation '%s' (forget:, async, flush)",
+			fail_at(c->line,
+				"'%s': unknown annotation '%s' (forget:, async, flush, cancel)",
 				c->name, t);
 		}
 	}
@@ -346,8 +350,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	}
 	if (!strcmp(c->handling, "hand")) {
 		fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
-		fprintf(o, "RTO_FN_ASYNC(%s, %s, RTO_OFFLOAD, rto_run_%s, %d);\n\n", c->name,
-			class_macro, c->name, c->can_async);
+		fprintf(o, "RTO_FN_FULL(%s, %s, RTO_OFFLOAD, rto_run_%s, %d, %d);\n\n", c->name,
+			class_macro, c->name, c->can_async, c->cancel);
 		return;
 	}
 
@@ -364,8 +368,9 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	for (int i = 0; i < c->np; i++)
 		fprintf(o, "%sa->%s", i ? ", " : "", c->p[i].name);
 	fprintf(o, ");\n}\n");
-	fprintf(o, "RTO_FN_ASYNC(%s, %s, %s, rto_run_%s, %d);\n", c->name, class_macro,
-		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async);
+	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %d, %d);\n", c->name, class_macro,
+		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async,
+		c->cancel);
 
 	if (c->forget[0]) {
 		emit_forgetting_wrapper(o, c);
