@@ -184,7 +184,7 @@ static void execute(struct rto_req *r)
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
 		pthread_sigmask(SIG_SETMASK, &caller, &all);
 	}
-	if (r->stream)
+	if (r->lent)
 		rto_stream_borrow(r->stream);
 
 	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
@@ -200,7 +200,7 @@ static void execute(struct rto_req *r)
 	uselocale(own);
 	r->signo = take_call_signal(r->err);
 
-	if (r->stream)
+	if (r->lent)
 		rto_stream_return(r->stream, r->owner);
 	if (process)
 		pthread_sigmask(SIG_SETMASK, &all, NULL);
@@ -217,6 +217,8 @@ static void execute(struct rto_req *r)
  */
 static int poll_for_work(struct rto_queue *q)
 {
+	if (rto_opt.helper_idle_us == 0) /* never poll: sleep at once */
+		return 0;
 	uint64_t deadline = rto_now_ns() + rto_opt.helper_idle_us * 1000;
 
 	do {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "rtoffload.h"
 
@@ -496,17 +497,43 @@ int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t
 	return 0;
 }
 
+/*
+ * In a set-user-ID, set-group-ID or file-capability program (AT_SECURE) the
+ * caller chose the environment, not the program's owner: options that name
+ * a file to write or read would let any user write any file, or read one
+ * back through an error message, with the program's rights.  They are
+ * dropped; the others (marks, CPUs, policy, stats to stderr) still apply.
+ */
+static void drop_file_options(struct rto_options *o)
+{
+	struct {
+		const char *key;
+		char *value;
+	} files[] = {
+		{"stats_file", o->stats_file},
+		{"report_path", o->report_path},
+		{"policy_file", o->policy_file},
+		{"suppressions", o->suppressions},
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!files[i].value[0])
+			continue;
+		files[i].value[0] = '\0';
+		rto_say(1, "RTOFFLOAD_OPTIONS: %s= ignored in a set-user-ID or capability program",
+			files[i].key);
+	}
+}
+
 void rto_options_load(void)
 {
 	char err[ERR_MAX];
 
 	rto_options_defaults(&rto_opt);
-	/*
-	 * secure_getenv: in a set-user-ID program the options are ignored,
-	 * or stats_file= would let any user write any file as its owner.
-	 */
-	if (rto_options_parse(secure_getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
+	if (rto_options_parse(getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
 		rto_die(RTO_EXIT_CONFIG, "%s", err);
+	if (getauxval(AT_SECURE))
+		drop_file_options(&rto_opt);
 	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
 }

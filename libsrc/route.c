@@ -52,6 +52,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		.fn = fn,
 		.args = args,
 		.stream = stream_owned,
+		.lent = stream_owned != NULL,
 		.owner = stream_owned ? rto_stream_owner_if_self(stream_owned) : NULL,
 		.prio = rto_self.prio,
 		.sigmask = rto_self.sigmask,

@@ -317,6 +317,8 @@ RTO_HIDDEN extern struct rto_fn rto_fn_fd_classify; /* counted like a call */
  * sleeps, WAITING/KICKED -> KICKING -> KICKED around each interrupt it
  * sends; the worker moves any state but KICKING to DONE (transport.c).
  */
+#define RTO_CACHELINE 64
+
 enum rto_req_state {
 	RTO_REQ_PENDING = 0, /* the caller spins */
 	RTO_REQ_WAITING = 1, /* the caller sleeps on the word: wake it */
@@ -325,25 +327,33 @@ enum rto_req_state {
 	RTO_REQ_KICKED = 4,  /* signalled: take the signal before the next call */
 };
 
+/*
+ * One request, on the caller's stack.  The first cache line holds what
+ * every call moves between the two CPUs, the second what only some calls
+ * use (a lent stream, a process-class call, a fault, dlopen): a plain call
+ * costs the transfer of this line and of the arguments', and no more.
+ */
 struct rto_req {
 	struct cds_wfcq_node node;
 	struct rto_fn *fn;
 	void *args;
-	FILE *stream;	     /* stdio lock the caller holds, handed over; or NULL */
-	void *owner;	     /* the caller's lock owner identity, for the handoff */
-	int err;	     /* errno: the caller's in, the call's out */
-	int prio;	     /* caller's realtime priority, for ordering and inherit */
-	uint32_t state;	     /* futex word, enum rto_req_state */
-	uint64_t sigmask;    /* caller's signal mask, for process-class calls */
-	int signo;	     /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
-	int h_err;	     /* h_errno: the DNS calls' other errno, thread-local too */
-	void *locale;	     /* the caller's uselocale(): printf's %f, strerror, ... */
-	int worker;	     /* tid of the worker running it, for interrupting it */
-	char *dlerror;	     /* dlopen/dlclose: the worker's dlerror(), copied */
-	FILE *file;	     /* the stream a stdio call works on, lent or not */
-	int faulted;	     /* the call faulted in the worker: the caller runs it again */
-	unsigned char route; /* the caller's route before the call, restored if cancelled */
-};
+	void *locale;	       /* the caller's uselocale(): printf's %f, strerror, ... */
+	uint32_t state;	       /* futex word, enum rto_req_state */
+	int err;	       /* errno: the caller's in, the call's out */
+	int prio;	       /* caller's realtime priority, for ordering and inherit */
+	int worker;	       /* tid of the worker running it, for interrupting it */
+	int h_err;	       /* h_errno: the DNS calls' other errno, thread-local too */
+	int signo;	       /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	unsigned char faulted; /* the call faulted in the worker: the caller runs it again */
+	unsigned char route;   /* the caller's route before the call, restored if cancelled */
+	unsigned char lent;    /* stream below is set */
+	/* Second line. */
+	FILE *stream __attribute__((aligned(RTO_CACHELINE))); /* stdio lock lent, or NULL */
+	void *owner;	  /* the caller's lock owner identity, for the handoff */
+	FILE *file;	  /* the stream a stdio call works on, lent or not */
+	uint64_t sigmask; /* caller's signal mask, for process-class calls */
+	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
+} __attribute__((aligned(RTO_CACHELINE)));
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
 RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
@@ -351,7 +361,6 @@ RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
 RTO_HIDDEN void rto_offload_async(struct rto_req *req);
 
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
-#define RTO_CACHELINE 64
 
 /*
  * Grouped by who writes what, one cache line each, so that a request costs

@@ -581,9 +581,42 @@ case_setuid() {
 		grep -q '^library=absent$' "$OUT/control.out" || echo "plain control sees a library" >"$OUT/verdict"
 	fi
 	grep -q '^library=absent$' "$OUT/suid.out" || echo "library loaded into an AT_SECURE process" >>"$OUT/verdict"
+	secure_linked || return 1
 	[ -f "$OUT/verdict" ] || echo ok >"$OUT/verdict"
 	# control.out legitimately differs (library present or not): keep only the verdict.
 	sed -i '/^library=/d' "$OUT/control.out"
+}
+
+# Linked in, the library stays in a set-user-ID program (as it would when
+# preloaded system-wide): run as nobody, it must ignore every option that
+# names a file (no file written, /etc/shadow never read back in a message)
+# and say so.  Checked in both runs; a problem fails the case.
+secure_linked() {
+	local steal="$W/steal" key
+	mkdir -p "$W/lib" "$steal"
+	cp "$lib" "$W/lib/librtoffload.so.0"
+	chmod 755 "$W/lib" "$W/lib/librtoffload.so.0"
+	chmod 777 "$steal"
+	gcc -O2 -o probe-linked "$here/probe.c" -Wl,--no-as-needed "$W/lib/librtoffload.so.0" \
+		-Wl,-rpath,"$W/lib" -ldl
+	chmod 4755 probe-linked
+	AS_NOBODY=1 step linked env "RTOFFLOAD_OPTIONS=verbosity=1:stats_file=$steal/stats:report_path=$steal/report:policy_file=/etc/shadow:suppressions=/etc/shadow" \
+		./probe-linked secure
+	{
+		[ "$(cat "$OUT/linked.rc")" = 0 ] || echo "linked setuid probe: exit $(cat "$OUT/linked.rc")"
+		grep -q '^AT_SECURE=1$' "$OUT/linked.out" || echo "linked setuid probe: not AT_SECURE"
+		grep -q '^library=present$' "$OUT/linked.out" || echo "linked setuid probe: no library"
+		[ -z "$(ls -A "$steal")" ] || echo "linked setuid probe wrote: $(ls "$steal")"
+		! grep -q 'root:' "$OUT/linked.err" || echo "linked setuid probe printed /etc/shadow"
+		for key in stats_file report_path policy_file suppressions; do
+			grep -q "$key= ignored" "$OUT/linked.err" || echo "linked setuid probe: $key= not said ignored"
+		done
+	} >"$OUT/linked.problems"
+	if [ -s "$OUT/linked.problems" ]; then # the same in both runs: fail the case itself
+		cat "$OUT/linked.problems" "$OUT/linked.err" >&2
+		return 1
+	fi
+	rm -f "$OUT"/linked.*
 }
 
 case_env_i() {
