@@ -481,8 +481,8 @@ static void write_markdown(struct h_summary *s)
 	if (!f)
 		return;
 	fprintf(f,
-		"| SCHED_FIFO %u us loop on CPU %d, heavy I/O thread beside it | p50 | p99 | "
-		"p99.9 | max | > 100 us | > 1 ms |\n|---|---|---|---|---|---|---|\n",
+		"| SCHED_FIFO %u us loop on CPU %d, heavy I/O thread beside it | p50 | p99 | p99.9 "
+		"| max | > 100 us | > 1 ms |\n|---|---|---|---|---|---|---|\n",
 		PERIOD_NS / 1000, h_opt.rt_cpu);
 	for (size_t i = 0; i < NCONFIGS; i++) {
 		struct config *c = &configs[i];

@@ -1327,9 +1327,8 @@ static void write_markdown(void)
 	md_row(f, "cache-line round trip (floor)", "cacheline", "rtt");
 	if (w) {
 		fprintf(f,
-			"\nOffloading a call costs %+.0f ns here: %.2f cache-line round trips of "
-			"the "
-			"same moment (median over %zu blocks of %d calls, round trip %.0f ns)",
+			"\nOffloading a call costs %.0f ns here: %.2f cache-line round trips of "
+			"the same moment (median over %zu blocks of %d calls, round trip %.0f ns)",
 			w->overhead_ns, w->in_rtts, w->blocks, BLOCK, w->rtt_ns);
 		for (size_t k = 0; k < ngroups && ngroups > 1; k++)
 			fprintf(f, "%s %s with a %llu ns round trip", k ? "," : "; p50",

@@ -689,9 +689,12 @@ static void write_markdown(void)
 		unmarked[1][1], unmarked[1][1] / unmarked[0][1]);
 	if (blocks[0].ok && blocks[1].ok)
 		fprintf(f,
-			"A read that waits %d ms in one marked thread holds up the others' calls "
-			"with one worker (max %s), not with two (max %s).\n",
-			BLOCK_FEED_MS, h_fmt_pretty(b[0], blocks[0].during.max),
+			"While a read waits %d ms in one marked thread, 3 others keep calling: "
+			"with one worker %llu of their calls overlap the wait (max %s), with two "
+			"%llu (max %s).\n",
+			BLOCK_FEED_MS, (unsigned long long)blocks[0].during.n,
+			h_fmt_pretty(b[0], blocks[0].during.max),
+			(unsigned long long)blocks[1].during.n,
 			h_fmt_pretty(b[1], blocks[1].during.max));
 	fprintf(f, "Helpers' CPU while idle, by `helper_idle_us`:");
 	for (size_t i = 0; i < N_IDLE; i++)
