@@ -1125,9 +1125,8 @@ static void print_handoffs(void)
 	double unmarked =
 		(double)pooled_p50("direct+lib", "write") - (double)pooled_p50("direct", "write");
 	if (w && e)
-		printf("offload overhead: write %+.0f ns = %.2fx the cache-line round trip (%.0f "
-		       "ns) "
-		       "of the same moment; empty (lseek) %+.0f ns = %.2fx\n",
+		printf("offload overhead: write %+.0f ns = %.2fx the cache-line round trip "
+		       "(%.0f ns) of the same moment; empty (lseek) %+.0f ns = %.2fx\n",
 		       w->overhead_ns, w->in_rtts, w->rtt_ns, e->overhead_ns, e->in_rtts);
 	if (m)
 		printf("one-line mailbox (the least a hand-off that carries a call can do): write "
