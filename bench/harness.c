@@ -900,6 +900,23 @@ const char *h_fmt_ns(char buf[16], uint64_t ns)
 	return buf;
 }
 
+const char *h_fmt_pretty(char buf[16], uint64_t ns)
+{
+	static const char *const units[] = {"ns", "us", "ms", "s"};
+	double v = (double)ns;
+	int u = 0;
+
+	while (v >= 1000 && u < 3)
+		v /= 1000, u++;
+	if (u == 0 || v >= 100)
+		snprintf(buf, 16, "%.0f %s", v, units[u]);
+	else if (v >= 10)
+		snprintf(buf, 16, "%.1f %s", v, units[u]);
+	else
+		snprintf(buf, 16, "%.2f %s", v, units[u]);
+	return buf;
+}
+
 void h_print_header(const char *title, const char *unit)
 {
 	printf("\n== %s%s%s\n", title, unit ? " " : "", unit ? unit : "");

@@ -10,9 +10,10 @@
  * and values over a pipe (fd 3), and exits; the parent summarises, prints
  * the table, writes its JSON object and the gnuplot data files.
  *
- * To add a benchmark, copy the smallest family (scale.c's unmarked part is
- * a good model): a child_main() that measures and h_send_*()s, and a
- * parent that h_child_run()s its configurations and reports them.
+ * To add a benchmark, follow "Adding a benchmark" in bench/README.md (a
+ * complete small family, and where to register it): a child_main() that
+ * measures and h_send_*()s, and a parent that h_child_run()s its
+ * configurations and reports them.
  */
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
@@ -218,6 +219,8 @@ FILE *h_data_file(const char *name);
 void h_histogram_dat(const char *name, const char *comment, const uint64_t *sorted, size_t n);
 /* "1234" ns as "1234", "12.3k", "4.56M" for compact tables. */
 const char *h_fmt_ns(char buf[16], uint64_t ns);
+/* The same with 3 significant digits and a space, as the README writes them: "1.29 us". */
+const char *h_fmt_pretty(char buf[16], uint64_t ns);
 /* One table row: label and the summary's n p50 p90 p99 p99.9 max. */
 void h_print_row(const char *label, const struct h_summary *s);
 void h_print_header(const char *title, const char *unit);

@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +216,13 @@ static int child_main(void)
 			     w.iterations ? (double)w.part_ns[i] / 1e6 / (double)w.iterations : 0);
 	}
 	h_send_value("fifo", !h_fifo_refused);
+	struct rt_offload_stats st;
+	if (w.marked && rt_offload_get_stats(&st) == 0) { /* did the work really travel? */
+		h_send_value("lib_offloaded", (double)st.offloaded);
+		h_send_value("lib_local", (double)st.local);
+	}
+	struct statfs fs; /* the library runs calls on tmpfs files locally (fd_local) */
+	h_send_value("file_on_tmpfs", fstatfs(w.fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC);
 	close(w.fd);
 	unlink(w.file);
 	return 0;
@@ -232,6 +241,8 @@ struct config {
 	double steal_ms;      /* the realtime vCPU's steal time, summed over rounds */
 	int rounds_ok;
 	int errors;
+	double lib_offloaded, lib_local; /* the library's counters, summed over rounds */
+	int on_tmpfs;
 };
 
 static struct config configs[] = {
@@ -334,6 +345,9 @@ static void run_round(unsigned r)
 				c->part_ms[k] += h_reply_value(&rep, name, 0);
 			}
 			c->errors += (int)h_reply_value(&rep, "work_errors", 0);
+			c->lib_offloaded += h_reply_value(&rep, "lib_offloaded", 0);
+			c->lib_local += h_reply_value(&rep, "lib_local", 0);
+			c->on_tmpfs |= h_reply_value(&rep, "file_on_tmpfs", 0) != 0;
 			c->rounds_ok++;
 		} else {
 			fprintf(stderr, "bench-jitter: round %u, %s failed (status %d)\n", r + 1,
@@ -381,6 +395,16 @@ static void print_table(struct h_summary *s)
 			printf(" %8.2f", c->part_ms[k] / c->rounds_ok);
 		printf("\n");
 	}
+	for (size_t i = 0; i < NCONFIGS; i++) {
+		struct config *c = &configs[i];
+		if (c->with_lib && c->rounds_ok)
+			printf("%s: the library ran %.0f of the work's calls on the helper, %.0f "
+			       "locally\n",
+			       c->name, c->lib_offloaded, c->lib_local);
+		if (c->on_tmpfs && c->with_lib)
+			printf("warning: the work file is on tmpfs, whose calls the library runs "
+			       "locally: set TMPDIR to a disk\n");
+	}
 }
 
 static void write_json(struct h_summary *s)
@@ -413,6 +437,11 @@ static void write_json(struct h_summary *s)
 		hj_num(&j, "work_iterations_per_s",
 		       c->rounds_ok ? c->iters_per_s / c->rounds_ok : 0);
 		hj_u64(&j, "work_errors", (uint64_t)c->errors);
+		if (c->with_lib) {
+			hj_num(&j, "library_offloaded", c->lib_offloaded);
+			hj_num(&j, "library_local", c->lib_local);
+		}
+		hj_bool(&j, "work_file_on_tmpfs", c->on_tmpfs);
 		hj_num(&j, "rt_cpu_steal_ms", c->steal_ms);
 		hj_obj(&j, "work_ms_per_iteration");
 		for (int k = 0; k < 4; k++)
@@ -438,6 +467,36 @@ static void write_histograms(void)
 	}
 }
 
+/* jitter.md: the README's table, from this run. */
+static void write_markdown(struct h_summary *s)
+{
+	static const char *const labels[] = {
+		"I/O done directly on the realtime CPU",
+		"same thread, calls offloaded by the library",
+		"ideal: I/O thread on the housekeeping CPU",
+	};
+	FILE *f = h_data_file("jitter.md");
+	char b[4][16];
+
+	if (!f)
+		return;
+	fprintf(f,
+		"| SCHED_FIFO %u us loop on CPU %d, heavy I/O thread beside it | p50 | p99 | p99.9 "
+		"| max | > 100 us | > 1 ms |\n|---|---|---|---|---|---|---|\n",
+		PERIOD_NS / 1000, h_opt.rt_cpu);
+	for (size_t i = 0; i < NCONFIGS; i++) {
+		struct config *c = &configs[i];
+		if (!c->rounds_ok)
+			continue;
+		fprintf(f, "| %s | %s | %s | %s | %s | %llu | %llu |\n", labels[i],
+			h_fmt_pretty(b[0], s[i].p50), h_fmt_pretty(b[1], s[i].p99),
+			h_fmt_pretty(b[2], s[i].p999), h_fmt_pretty(b[3], s[i].max),
+			(unsigned long long)h_count_over(c->all.v, c->all.n, 100000),
+			(unsigned long long)h_count_over(c->all.v, c->all.n, 1000000));
+	}
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	struct h_summary s[NCONFIGS];
@@ -455,5 +514,6 @@ int main(int argc, char **argv)
 	print_table(s);
 	write_json(s);
 	write_histograms();
+	write_markdown(s);
 	return 0;
 }

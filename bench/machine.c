@@ -161,14 +161,16 @@ static char *cmdline_param(const char *name, char *buf, size_t len)
  * for sure; if it is unreadable the boot parameter, then the build-time
  * default, decide (and "source" says which).
  */
-static void preemption(struct h_json *j, const char *version)
+static void preemption(struct h_json *j, const char *version, char *model, size_t mlen)
 {
-	char line[256], model[64] = "", src[32] = "";
+	char line[256], src[32] = "";
+
+	model[0] = 0;
 
 	read_line("/sys/kernel/debug/sched/preempt", line, sizeof(line));
-	if (active_word(line, model, sizeof(model)) == 0) {
+	if (active_word(line, model, mlen) == 0) {
 		snprintf(src, sizeof(src), "debugfs");
-	} else if (*cmdline_param("preempt", model, sizeof(model))) {
+	} else if (*cmdline_param("preempt", model, mlen)) {
 		snprintf(src, sizeof(src), "cmdline");
 	} else {
 		static const char *const models[][2] = {
@@ -180,7 +182,7 @@ static void preemption(struct h_json *j, const char *version)
 		};
 		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]) && !*model; i++)
 			if (strcmp(kconfig(models[i][0], line, sizeof(line)), "y") == 0)
-				snprintf(model, sizeof(model), "%s", models[i][1]);
+				snprintf(model, mlen, "%s", models[i][1]);
 		snprintf(src, sizeof(src), *model ? "kernel config default" : "unknown");
 	}
 	hj_obj(j, "preemption");
@@ -192,6 +194,9 @@ static void preemption(struct h_json *j, const char *version)
 	hj_bool(j, "nohz_full_built",
 		strcmp(kconfig("CONFIG_NO_HZ_FULL", line, sizeof(line)), "y") == 0);
 	hj_end(j);
+	if (*model && strcmp(src, "debugfs") != 0) /* for the summary: how sure we are */
+		snprintf(model + strlen(model), mlen - strlen(model), " (%s%s)", src,
+			 strstr(version, "PREEMPT_DYNAMIC") ? ", PREEMPT_DYNAMIC" : "");
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -200,7 +205,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Every /sys/.../vulnerabilities file, and how many are still vulnerable. */
-static void mitigations(struct h_json *j)
+static void mitigations(struct h_json *j, size_t *n_vulnerable, size_t *n_mitigated)
 {
 	const char *dir = "/sys/devices/system/cpu/vulnerabilities";
 	DIR *d = opendir(dir);
@@ -229,6 +234,8 @@ static void mitigations(struct h_json *j)
 	hj_u64(j, "vulnerable", vulnerable);
 	hj_u64(j, "mitigated", mitigated);
 	hj_end(j);
+	*n_vulnerable = vulnerable;
+	*n_mitigated = mitigated;
 }
 
 /* Can this process use SCHED_FIFO?  Tried on a throwaway thread. */
@@ -266,21 +273,33 @@ static void scheduling(struct h_json *j)
 	hj_end(j);
 }
 
-static void summary_line(const char *model, long cpus, const struct utsname *u)
+/* Two lines for the table: the hardware, then what the kernel does with it. */
+static void summary(const char *model, long cpus, const struct utsname *u, const char *preempt,
+		    size_t vulnerable, size_t mitigated)
 {
-	char flags[4096];
+	char flags[4096], isolated[256], nohz[256], mit[256], idle[64];
 
 	find_field("/proc/cpuinfo", "flags", flags, sizeof(flags));
 	int hv = strstr(flags, " hypervisor") != NULL;
 	printf("machine: %s, %ld CPUs, Linux %s %s%s%s\n", model, cpus, u->release, u->machine,
-	       hv ? ", VM on " : "", hv ? hypervisor_vendor() : "");
+	       hv ? ", VM on " : ", not a VM", hv ? hypervisor_vendor() : "");
+	read_line("/sys/devices/system/cpu/isolated", isolated, sizeof(isolated));
+	read_line("/sys/devices/system/cpu/nohz_full", nohz, sizeof(nohz));
+	read_line("/sys/devices/system/cpu/cpuidle/current_driver", idle, sizeof(idle));
+	cmdline_param("mitigations", mit, sizeof(mit));
+	printf("kernel: preemption %s, isolated CPUs: %s, nohz_full: %s, cpuidle: %s, "
+	       "mitigations: %s (%zu vulnerable, %zu mitigated)\n",
+	       *preempt ? preempt : "unknown", *isolated ? isolated : "none",
+	       *nohz && strcmp(nohz, "(null)") != 0 ? nohz : "none", *idle ? idle : "none",
+	       *mit ? mit : "default", vulnerable, mitigated);
 }
 
 int main(int argc, char **argv)
 {
 	struct h_json j;
 	struct utsname u;
-	char model[256], mem[64], host[256], date[32];
+	char model[256], mem[64], host[256], date[32], preempt[64];
+	size_t vulnerable, mitigated;
 	time_t now = time(NULL);
 
 	h_init(argc, argv);
@@ -305,11 +324,11 @@ int main(int argc, char **argv)
 	hj_num(&j, "tsc_ghz", h_opt.tsc_ghz);
 	hj_u64(&j, "timer_overhead_ns", h_timer_overhead_ns());
 	hj_u64(&j, "timer_resolution_ns", h_timer_resolution_ns());
-	preemption(&j, u.version);
+	preemption(&j, u.version, preempt, sizeof(preempt));
 	virtualization(&j);
 	scheduling(&j);
-	mitigations(&j);
+	mitigations(&j, &vulnerable, &mitigated);
 	hj_close(&j);
-	summary_line(model, sysconf(_SC_NPROCESSORS_ONLN), &u);
+	summary(model, sysconf(_SC_NPROCESSORS_ONLN), &u, preempt, vulnerable, mitigated);
 	return 0;
 }

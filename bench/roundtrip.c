@@ -3,9 +3,10 @@
  * bench-roundtrip: the cost of one call, offloaded or not, next to the
  * alternatives a realtime programmer would otherwise reach for.
  *
- * Every configuration times the same two calls, one at a time, on the
- * realtime CPU, with the serving thread (helper, server, SQPOLL kernel
- * thread) on the housekeeping CPU:
+ * Every configuration times the same two calls, one at a time, from a
+ * SCHED_FIFO 80 thread on the realtime CPU (memory locked), with the
+ * serving thread (helper, server, SQPOLL kernel thread) on the
+ * housekeeping CPU:
  *   write  a 64-byte write() to /dev/null (a cheap but real syscall);
  *   empty  a call with next to no kernel work.  The issue names
  *          syscall(SYS_getppid), but syscall() is not wrapped, so it cannot
@@ -13,17 +14,24 @@
  *          SEEK_CUR) on /dev/null instead (wrapped, offloaded, and the
  *          kernel only returns 0), and the direct ones time both so the
  *          two can be compared.
+ *
  * The cache-line ping-pong between the two CPUs is the physical floor of
- * any hand-off, and the one-line mailbox the floor of a hand-off that
- * carries a call; the offload overhead is printed as a multiple of the
- * first and next to the second.
+ * any hand-off.  In a VM it moves: the host places the two vCPUs on other
+ * cores from one second to the next (90 to 340 ns on the reference VM),
+ * and every hand-off moves with it.  So each hand-off configuration is
+ * measured in blocks of BLOCK calls, each block right after a block of
+ * ping-pongs, and its overhead is taken block by block in the round trips
+ * of that moment (interleaved(), report_handoffs()).
  */
 #include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #ifdef HAVE_LIBURING
@@ -34,50 +42,27 @@
 #include "rtoffload.h"
 
 #define CALLER_PRIO 80 /* the realtime thread being measured */
-#define SERVER_PRIO 70 /* helper and servers: below the caller, above all else */
+#define SERVER_PRIO 70 /* servers of the alternatives: below the caller, above all else */
+/*
+ * The ping-pong thread between blocks: above every other thread on the
+ * housekeeping CPU, a polling helper included (with the default
+ * helper_priority=inherit it polls at the caller's priority), so that it
+ * runs at once; it sleeps while the calls are timed.
+ */
+#define PONG_PRIO  85
+#define BLOCK	   2000 /* calls per block of an interleaved measurement */
+#define BLOCK_WARM 200	/* untimed calls before each block */
 
 static int devnull = -1;
 static char buf64[64];
 
-/* ---- the measuring loop, shared by every configuration -------------------------- */
-
 typedef long (*call_fn)(void);
 
-/*
- * Time n calls of fn (after a warm-up of n/10 calls or 1 s), spaced by
- * spacing_ns when not 0, stopping early if budget_ns runs out, and send
- * them to the parent.
- */
-static void measure(const char *name, call_fn fn, size_t n, uint64_t spacing_ns, uint64_t budget_ns)
-{
-	struct h_samples s;
-	uint64_t spacing = h_ticks_for_ns(spacing_ns);
-	uint64_t end = h_ticks() + h_ticks_for_ns(1000000000u);
-	size_t warm = n / 10 < 1000 ? 1000 : n / 10;
-
-	h_samples_init(&s, n);
-	for (size_t i = 0; i < warm && h_ticks() < end; i++)
-		fn();
-	end = h_ticks() + h_ticks_for_ns(budget_ns);
-	uint64_t next = h_ticks() + spacing;
-	while (s.n < n && h_ticks() < end) {
-		if (spacing) {
-			h_spin_until(next);
-			next += spacing;
-		}
-		uint64_t t0 = h_ticks();
-		fn();
-		h_sample(&s, h_ticks() - t0);
-	}
-	h_samples_to_ns(&s);
-	h_send_samples(name, s.v, s.n);
-	h_samples_free(&s);
-}
+/* ---- rounds, counts, budgets ------------------------------------------------------ */
 
 /*
  * Every configuration runs once per round, so that a drift of the machine
- * hits all of them alike (in a VM the cache-line round trip itself can
- * change threefold when the host moves a vCPU).
+ * hits all of them alike; the samples of the rounds are pooled.
  */
 static unsigned rounds(void)
 {
@@ -96,7 +81,28 @@ static uint64_t budget(void)
 	return h_scaled(6000000000u, 1000000000u) / rounds();
 }
 
-/* The caller: on the realtime CPU, SCHED_FIFO, memory locked. */
+/*
+ * Spaced calls (helper asleep) take spacing x n: calls() of them, but at
+ * most this long per series and round.  The 10 us and 100 us series reach
+ * 100000 calls in every mode, the 1 ms series only with --long.
+ */
+static uint64_t spaced_ns(void)
+{
+	return strcmp(h_opt.mode, "quick") == 0	 ? 1000000000u
+	       : strcmp(h_opt.mode, "long") == 0 ? 20000000000u
+						 : 4000000000u;
+}
+
+static size_t spaced_calls(uint64_t spacing_ns)
+{
+	uint64_t fit = spaced_ns() / spacing_ns;
+
+	return fit < calls() ? (size_t)fit : calls();
+}
+
+/* ---- the caller ---------------------------------------------------------------------- */
+
+/* On the realtime CPU, SCHED_FIFO, memory locked. */
 static void become_caller(void)
 {
 	h_lock_memory();
@@ -105,17 +111,94 @@ static void become_caller(void)
 	h_send_value("caller_fifo", !h_fifo_refused);
 }
 
-/* ---- cache-line ping-pong: the floor ------------------------------------------------------- */
+/*
+ * The calling thread's context switches: voluntary ones are sleeps (an
+ * offloaded call whose caller gave up spinning sleeps in FUTEX_WAIT),
+ * involuntary ones preemptions (RT throttling, a higher priority).
+ */
+static void switches(long *slept, long *preempted)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	*slept = ru.ru_nvcsw;
+	*preempted = ru.ru_nivcsw;
+}
+
+/* ---- the timing loop, shared by every configuration ---------------------------------- */
+
+/* Time up to n calls of fn into s (ticks), spaced by `spacing` ticks, until `end`. */
+static void time_calls(call_fn fn, size_t n, uint64_t spacing, uint64_t end, struct h_samples *s)
+{
+	uint64_t next = h_ticks() + spacing;
+
+	for (size_t i = 0; i < n && h_ticks() < end; i++) {
+		if (spacing) {
+			h_spin_until(next);
+			next += spacing;
+		}
+		uint64_t t0 = h_ticks();
+		fn();
+		h_sample(s, h_ticks() - t0);
+	}
+}
+
+static void warm_up(call_fn fn, size_t n)
+{
+	uint64_t end = h_ticks() + h_ticks_for_ns(1000000000u);
+
+	for (size_t i = 0; i < n && h_ticks() < end; i++)
+		fn();
+}
+
+/* "block:<series>:<what>": per-block data, not a series of calls. */
+static void send_block_data(const char *series, const char *what, const uint64_t *v, size_t n)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "block:%s:%s", series, what);
+	h_send_samples(name, v, n);
+}
+
+/*
+ * One series on its own: n calls of fn (after a warm-up of n/10 calls or
+ * 1 s), spaced by spacing_ns when not 0, stopping early if budget_ns runs
+ * out.  Sent as `name`, with the caller's sleeps and preemptions.
+ */
+static void measure(const char *name, call_fn fn, size_t n, uint64_t spacing_ns, uint64_t budget_ns)
+{
+	struct h_samples s;
+	long v0, i0, v1, i1;
+
+	h_samples_init(&s, n);
+	warm_up(fn, n / 10 < 1000 ? 1000 : n / 10);
+	switches(&v0, &i0);
+	time_calls(fn, n, h_ticks_for_ns(spacing_ns), h_ticks() + h_ticks_for_ns(budget_ns), &s);
+	switches(&v1, &i1);
+	h_samples_to_ns(&s);
+	h_send_samples(name, s.v, s.n);
+	uint64_t slept = (uint64_t)(v1 - v0), preempted = (uint64_t)(i1 - i0);
+	send_block_data(name, "slept", &slept, 1);
+	send_block_data(name, "preempted", &preempted, 1);
+	h_samples_free(&s);
+}
+
+/* ---- cache-line ping-pong: the floor --------------------------------------------------- */
 
 static struct {
-	_Alignas(64) uint64_t seq; /* odd: the ball is on the server's side */
-	_Alignas(64) int stop;	   /* read-only while running: stays shared, costs nothing */
+	_Alignas(64) uint64_t seq;  /* odd: the ball is on the pong's side */
+	_Alignas(64) uint32_t gate; /* 1: the pong plays; 0: it sleeps on the futex */
+	int stop;		    /* gate and stop: read-only while playing, cost nothing */
 } pp;
 
 static void *pong(void *unused)
 {
 	(void)unused;
 	while (!__atomic_load_n(&pp.stop, __ATOMIC_RELAXED)) {
+		if (!__atomic_load_n(&pp.gate, __ATOMIC_ACQUIRE)) {
+			syscall(SYS_futex, &pp.gate, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+			continue;
+		}
 		uint64_t s = __atomic_load_n(&pp.seq, __ATOMIC_ACQUIRE);
 		if (s & 1)
 			__atomic_store_n(&pp.seq, s + 1, __ATOMIC_RELEASE);
@@ -123,6 +206,28 @@ static void *pong(void *unused)
 			h_cpu_relax();
 	}
 	return NULL;
+}
+
+/* Open (the pong wakes and plays) or close (it goes to sleep) the gate. */
+static void pong_gate(uint32_t open)
+{
+	__atomic_store_n(&pp.gate, open, __ATOMIC_RELEASE);
+	if (open)
+		syscall(SYS_futex, &pp.gate, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void pong_start(pthread_t *t, uint32_t open)
+{
+	__atomic_store_n(&pp.stop, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pp.gate, open, __ATOMIC_RELAXED);
+	h_thread_start(t, pong, NULL, h_opt.hk_cpu, PONG_PRIO);
+}
+
+static void pong_stop(pthread_t t)
+{
+	__atomic_store_n(&pp.stop, 1, __ATOMIC_RELAXED);
+	pong_gate(1);
+	pthread_join(t, NULL);
 }
 
 static long ping(void)
@@ -135,16 +240,109 @@ static long ping(void)
 	return 0;
 }
 
-/* Send the ping-pong's round trips as `name`, the pong thread on the housekeeping CPU. */
-static void pingpong_series(const char *name)
-{
-	pthread_t t;
+/* ---- interleaved: hand-off series, each block of calls next to a block of pings ------------ */
 
-	__atomic_store_n(&pp.stop, 0, __ATOMIC_RELAXED);
-	h_thread_start(&t, pong, NULL, h_opt.hk_cpu, SERVER_PRIO);
-	measure(name, ping, calls(), 0, budget());
-	__atomic_store_n(&pp.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
+struct series {
+	const char *name;
+	call_fn fn;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The p50 of v[0..n) in ns (v is left alone). */
+static uint64_t p50_ns(const uint64_t *v, size_t n, uint64_t *scratch)
+{
+	if (n == 0)
+		return 0;
+	memcpy(scratch, v, n * sizeof(*v));
+	qsort(scratch, n, sizeof(*v), cmp_u64);
+	return h_ns(scratch[(n - 1) / 2]);
+}
+
+struct track {
+	struct h_samples s;		   /* every timed call, ticks */
+	uint64_t *p50, *slept, *preempted; /* per block */
+};
+
+static void track_init(struct track *t, size_t nblocks)
+{
+	h_samples_init(&t->s, nblocks * BLOCK);
+	t->p50 = calloc(nblocks, sizeof(uint64_t));
+	t->slept = calloc(nblocks, sizeof(uint64_t));
+	t->preempted = calloc(nblocks, sizeof(uint64_t));
+	if (!t->p50 || !t->slept || !t->preempted)
+		exit(1);
+}
+
+/* One timed block of fn, recorded as block b of t. */
+static void time_block(struct track *t, size_t b, call_fn fn, uint64_t *scratch)
+{
+	size_t from = t->s.n;
+	long v0, i0, v1, i1;
+
+	warm_up(fn, BLOCK_WARM);
+	switches(&v0, &i0);
+	time_calls(fn, BLOCK, 0, UINT64_MAX, &t->s);
+	switches(&v1, &i1);
+	t->p50[b] = p50_ns(t->s.v + from, t->s.n - from, scratch);
+	t->slept[b] = (uint64_t)(v1 - v0);
+	t->preempted[b] = (uint64_t)(i1 - i0);
+}
+
+static void track_send(struct track *t, const char *name, size_t nblocks)
+{
+	h_samples_to_ns(&t->s);
+	h_send_samples(name, t->s.v, t->s.n);
+	send_block_data(name, "p50", t->p50, nblocks);
+	send_block_data(name, "slept", t->slept, nblocks);
+	send_block_data(name, "preempted", t->preempted, nblocks);
+	h_samples_free(&t->s);
+	free(t->p50);
+	free(t->slept);
+	free(t->preempted);
+}
+
+/*
+ * Time n calls of each series in blocks of BLOCK: a block of cache-line
+ * ping-pongs (the pong thread woken for it), then a block of each series.
+ * Sends every series whole, and per block its p50, the caller's sleeps and
+ * preemptions, next to the ping-pong's p50 ("cacheline:rtt").
+ */
+static void interleaved(const struct series *ser, size_t nser, size_t n)
+{
+	size_t nblocks = (n + BLOCK - 1) / BLOCK, done = 0;
+	struct track rtt, *t = calloc(nser, sizeof(*t));
+	uint64_t *scratch = calloc(BLOCK, sizeof(uint64_t));
+	pthread_t pt;
+
+	if (!t || !scratch)
+		exit(1);
+	track_init(&rtt, nblocks);
+	for (size_t k = 0; k < nser; k++) {
+		track_init(&t[k], nblocks);
+		warm_up(ser[k].fn, n / 10 < 1000 ? 1000 : n / 10);
+	}
+	pong_start(&pt, 0);
+	uint64_t end = h_ticks() + h_ticks_for_ns(budget() * nser);
+	while (done < nblocks && h_ticks() < end) {
+		pong_gate(1);
+		time_block(&rtt, done, ping, scratch);
+		pong_gate(0);
+		for (size_t k = 0; k < nser; k++)
+			time_block(&t[k], done, ser[k].fn, scratch);
+		done++;
+	}
+	pong_stop(pt);
+	track_send(&rtt, "cacheline:rtt", done);
+	for (size_t k = 0; k < nser; k++)
+		track_send(&t[k], ser[k].name, done);
+	free(t);
+	free(scratch);
 }
 
 /* ---- direct calls, with or without the library preloaded -------------------------- */
@@ -187,24 +385,23 @@ static void send_library_stats(void)
 	h_send_value("lib_rtt_max_ns", (double)st.rtt_max_ns);
 }
 
-/* arg: the spacing between calls in ns, 0 for back to back. */
+/*
+ * arg: the spacing between calls in ns, 0 for back to back, or "plain".
+ * Back to back, the calls are interleaved with the cache-line floor; spaced
+ * (the helper falls asleep between calls) or plain (back to back, with
+ * options under which a call may not be offloaded at all), each series runs
+ * on its own.
+ */
 static void child_offload(void)
 {
-	uint64_t spacing = strtoull(h_opt.arg, NULL, 10);
-	size_t n = calls();
+	int plain = strcmp(h_opt.arg, "plain") == 0;
+	uint64_t spacing = plain ? 0 : strtoull(h_opt.arg, NULL, 10);
 
 	if (!RT_OFFLOAD_AVAILABLE()) {
 		fprintf(stderr, "bench-roundtrip: the library is not loaded\n");
 		exit(1);
 	}
 	become_caller();
-	/*
-	 * The floor, measured in this process just before: in a VM the
-	 * cache-line round trip changes when the host moves a vCPU, so the
-	 * overhead is divided by the round trip of the same moment.
-	 */
-	if (!spacing)
-		pingpong_series("cacheline:rtt");
 	if (rt_offload_mark_thread() != 0) {
 		perror("rt_offload_mark_thread");
 		exit(1);
@@ -213,12 +410,15 @@ static void child_offload(void)
 	uint64_t t0 = h_ticks();
 	do_write();
 	h_send_value("first_call_ns", (double)h_ns(h_ticks() - t0));
-	if (spacing) { /* keep it bounded: at most half the budget's worth of spaced calls */
-		uint64_t fit = budget() / 2 / spacing;
-		n = fit < n ? (fit < 200 ? 200 : fit) : n;
+	if (spacing || plain) {
+		size_t n = spacing ? spaced_calls(spacing) : calls();
+		uint64_t limit = budget() + n * spacing;
+		measure("write", do_write, n, spacing, limit);
+		measure("empty:lseek", do_lseek, n, spacing, limit);
+	} else {
+		static const struct series ser[] = {{"write", do_write}, {"empty:lseek", do_lseek}};
+		interleaved(ser, 2, calls());
 	}
-	measure("write", do_write, n, spacing, budget() + n * spacing);
-	measure("empty:lseek", do_lseek, n, spacing, budget() + n * spacing);
 	rt_offload_unmark_thread();
 	send_library_stats();
 }
@@ -278,10 +478,11 @@ static void child_pipe(void)
 		perror("pipe");
 		exit(1);
 	}
+	static const struct series ser[] = {{"write", pipe_write}, {"empty:none", pipe_empty}};
+
 	h_thread_start(&t, pipe_server, NULL, h_opt.hk_cpu, SERVER_PRIO);
 	become_caller();
-	measure("write", pipe_write, calls(), 0, budget());
-	measure("empty:none", pipe_empty, calls(), 0, budget());
+	interleaved(ser, 2, calls());
 	pipe_call(CMD_QUIT);
 	pthread_join(t, NULL);
 }
@@ -343,10 +544,12 @@ static void child_condvar(void)
 {
 	pthread_t t;
 
+	static const struct series ser[] = {{"write", condvar_write},
+					    {"empty:none", condvar_empty}};
+
 	h_thread_start(&t, condvar_server, NULL, h_opt.hk_cpu, SERVER_PRIO);
 	become_caller();
-	measure("write", condvar_write, calls(), 0, budget());
-	measure("empty:none", condvar_empty, calls(), 0, budget());
+	interleaved(ser, 2, calls());
 	condvar_call(CMD_QUIT);
 	pthread_join(t, NULL);
 }
@@ -422,10 +625,11 @@ static void child_uring(void)
 		fprintf(stderr, "bench-roundtrip: io_uring SQPOLL: %s\n", strerror(-err));
 		exit(1);
 	}
+	static const struct series ser[] = {{"write", uring_write}, {"empty:nop", uring_nop}};
+
 	h_send_value("sqpoll_fifo", prioritise_sqpoll());
 	become_caller();
-	measure("write", uring_write, calls(), 0, budget());
-	measure("empty:nop", uring_nop, calls(), 0, budget());
+	interleaved(ser, 2, calls());
 	io_uring_queue_exit(&ring);
 }
 #else
@@ -491,22 +695,28 @@ static void child_mailbox(void)
 {
 	pthread_t t;
 
+	static const struct series ser[] = {{"write", mailbox_write},
+					    {"empty:none", mailbox_empty}};
+
 	h_thread_start(&t, mailbox_server, NULL, h_opt.hk_cpu, SERVER_PRIO);
 	become_caller();
-	measure("write", mailbox_write, calls(), 0, budget());
-	measure("empty:none", mailbox_empty, calls(), 0, budget());
+	interleaved(ser, 2, calls());
 	__atomic_store_n(&box.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 }
 
 static void child_pingpong(void)
 {
+	pthread_t t;
+
 	become_caller();
-	pingpong_series("rtt");
+	pong_start(&t, 1);
+	measure("rtt", ping, calls(), 0, budget());
+	pong_stop(t);
 	h_send_value("timer_overhead_ns", (double)h_timer_overhead_ns());
 }
 
-/* ---- the parent: configurations, table, JSON, plot data ------------------------------------- */
+/* ---- the parent: configurations ------------------------------------------------------------ */
 
 struct config {
 	const char *name;    /* table label and JSON name */
@@ -518,20 +728,22 @@ struct config {
 };
 
 /*
- * fd_local=none: by default the library runs calls on character devices
- * such as /dev/null locally (their kernel path is short); here the write
- * must travel, as a write to a disk file would.
- * Helper hot: it polls for 10 s after each call and the caller spins (1 s)
- * rather than sleeping.  Helper asleep: it stops polling at once.
+ * The library's defaults, but for what each configuration is about:
+ * fd_local=none, because by default the library runs calls on character
+ * devices such as /dev/null locally (their kernel path is short), and here
+ * the write must travel, as a write to a disk file would; and how long the
+ * helper polls before it sleeps.  Hot: 10 s, longer than any series, so
+ * it never sleeps; the caller spins (spin_ns, 20 us by default) and the
+ * table says how often it slept all the same.  Asleep: not at all.
  */
-#define HOT  "fd_local=none:workers=1:helper_priority=70:helper_idle_us=10000000:spin_ns=1000000000"
-#define COLD "fd_local=none:workers=1:helper_priority=70:helper_idle_us=0:spin_ns=1000000000"
+#define HOT  "fd_local=none:helper_idle_us=10000000"
+#define COLD "fd_local=none:helper_idle_us=0"
 
 static const struct config configs[] = {
 	{"direct", "direct", "", 0, NULL, "direct calls, library not loaded"},
 	{"direct+lib", "direct", "", 1, "", "direct calls, library preloaded, thread unmarked"},
 	{"offload-hot", "offload", "0", 1, HOT, "marked thread, helper polling, back to back"},
-	{"offload-defaults", "offload", "0", 1, "",
+	{"offload-defaults", "offload", "plain", 1, "",
 	 "marked thread, default options: the write to /dev/null runs locally (fd_local), "
 	 "lseek is offloaded"},
 	{"offload-asleep-10us", "offload", "10000", 1, COLD, "helper asleep, calls 10 us apart"},
@@ -563,40 +775,6 @@ static void options_for(const struct config *c, char *buf, size_t len)
 		 *c->options ? ":" : "", c->options);
 }
 
-#define MAX_ROUNDS 8
-#define MAX_SERIES 4
-
-/* Each series' p50, round by round: the overhead ratios are taken within a round. */
-static struct {
-	char name[56];
-	uint64_t p50[MAX_ROUNDS];
-} round_p50[NCONFIGS][MAX_SERIES];
-
-static void note_round(size_t i, unsigned round, struct h_reply *r)
-{
-	size_t k = 0;
-
-	for (size_t n = 0; n < r->count && k < MAX_SERIES; n++) {
-		struct h_item *it = &r->items[n];
-		struct h_summary s;
-		if (it->is_value)
-			continue;
-		h_summarize(it->v, it->n, &s);
-		snprintf(round_p50[i][k].name, sizeof(round_p50[i][k].name), "%s", it->name);
-		round_p50[i][k++].p50[round] = s.p50;
-	}
-}
-
-static uint64_t p50_in_round(const char *config, const char *series, unsigned round)
-{
-	int i = find_config(config);
-
-	for (size_t k = 0; i >= 0 && k < MAX_SERIES; k++)
-		if (strcmp(round_p50[i][k].name, series) == 0)
-			return round_p50[i][k].p50[round];
-	return 0;
-}
-
 static void run_config(size_t i, unsigned round)
 {
 	const struct config *c = &configs[i];
@@ -605,15 +783,14 @@ static void run_config(size_t i, unsigned round)
 	if (c->options)
 		options_for(c, opts, sizeof(opts));
 	struct h_reply r = h_child_run(c->child, c->arg, c->with_lib, c->options ? opts : NULL,
-				       (int)h_scaled(90, 60));
+				       (int)h_scaled(120, 60));
 	if (r.status != 0)
 		fprintf(stderr, "bench-roundtrip: %s, round %u failed (status %d)\n", c->name,
 			round + 1, r.status);
-	note_round(i, round, &r);
 	if (round == 0)
 		replies[i] = r;
 	else
-		h_reply_merge(&replies[i], &r);
+		h_reply_merge(&replies[i], &r); /* samples and block data of the rounds, pooled */
 }
 
 static void run_all(void)
@@ -626,39 +803,52 @@ static void run_all(void)
 				run_config(i, round);
 }
 
-static void print_table(void)
-{
-	char label[64], title[128];
+/* ---- the parent: what the children sent ------------------------------------------------------ */
 
-	snprintf(title, sizeof(title),
-		 "round trip of one call from the realtime CPU (%u rounds of every configuration)",
-		 rounds());
-	h_print_header(title, NULL);
-	for (size_t i = 0; i < NCONFIGS; i++) {
-		for (size_t k = 0; k < replies[i].count; k++) {
-			struct h_item *it = &replies[i].items[k];
-			struct h_summary s;
-			if (it->is_value)
-				continue;
-			h_summarize(it->v, it->n, &s);
-			snprintf(label, sizeof(label), "%s %s", configs[i].name, it->name);
-			h_print_row(label, &s);
-		}
-		if (configs[i].with_lib && !h_opt.lib)
-			printf("%-32s (skipped: no library)\n", configs[i].name);
-	}
+/* A series of calls (not a value, not per-block data). */
+static int is_series(const struct h_item *it)
+{
+	return !it->is_value && strncmp(it->name, "block:", 6) != 0;
 }
 
-/* Differences of p50s within one round; in ns, and in that round's cache-line round trips. */
-struct overhead {
-	double floor_ns[MAX_ROUNDS];	    /* cache-line RTT in the offload-hot process, net */
-	double write_ns[MAX_ROUNDS];	    /* offload-hot minus direct, write */
-	double empty_ns[MAX_ROUNDS];	    /* the same, lseek */
-	double mailbox_ns[MAX_ROUNDS];	    /* mailbox minus direct, write: a minimal hand-off */
-	double unmarked_ns[MAX_ROUNDS];	    /* direct+lib minus direct, write */
-	double write_x, empty_x, mailbox_x; /* medians of the per-round ratios */
-	double floor_med, write_med, empty_med, mailbox_med, unmarked_med; /* medians, ns */
-};
+static const struct h_item *block_data(size_t i, const char *series, const char *what)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "block:%s:%s", series, what);
+	return h_reply_get(&replies[i], name);
+}
+
+static uint64_t block_sum(size_t i, const char *series, const char *what)
+{
+	const struct h_item *it = block_data(i, series, what);
+	uint64_t sum = 0;
+
+	for (size_t k = 0; it && k < it->n; k++)
+		sum += it->v[k];
+	return sum;
+}
+
+static double timer_ns(void)
+{
+	return h_reply_value(&replies[find_config("cacheline")], "timer_overhead_ns", 0);
+}
+
+/* The pooled p50 of a configuration's series, 0 if it has none. */
+static uint64_t pooled_p50(const char *config, const char *series)
+{
+	int i = find_config(config);
+	const struct h_item *it = i < 0 ? NULL : h_reply_get(&replies[i], series);
+	struct h_summary s;
+
+	if (!it || it->is_value || it->n == 0)
+		return 0;
+	uint64_t *copy = malloc(it->n * sizeof(uint64_t));
+	memcpy(copy, it->v, it->n * sizeof(uint64_t));
+	h_summarize(copy, it->n, &s);
+	free(copy);
+	return s.p50;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -667,87 +857,299 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(const double *v, unsigned n)
+static double median(double *v, size_t n)
 {
-	double s[MAX_ROUNDS];
-
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static double diff(const char *a, const char *b, const char *series, unsigned r)
+/* ---- hand-offs, block by block, in cache-line round trips ---------------------------------- */
+
+/*
+ * One series of a hand-off measured in blocks: its overhead is its p50
+ * minus the same call made directly (for the empty hand-offs, which make
+ * no call, minus the timer), block by block, and in cache-line round
+ * trips of the ping-pong block just before (net of the timer).
+ */
+struct handoff {
+	size_t config;
+	const char *series;
+	size_t blocks;
+	double rtt_ns;	    /* median over blocks of the ping-pong's p50, net of the timer */
+	double p50_ns;	    /* median over blocks of the series' p50 */
+	double overhead_ns; /* median over blocks of p50 - base */
+	double in_rtts;	    /* median over blocks of (p50 - base) / rtt */
+	double base_ns;
+	uint64_t slept, preempted; /* the caller's context switches in the timed calls */
+};
+
+#define MAX_HANDOFFS 32
+static struct handoff handoffs[MAX_HANDOFFS];
+static size_t nhandoffs;
+
+/* The direct call a series stands for: the same call, or no call at all. */
+static double base_for(const char *series)
 {
-	return (double)p50_in_round(a, series, r) - (double)p50_in_round(b, series, r);
+	uint64_t direct = pooled_p50("direct", series);
+
+	return direct ? (double)direct : timer_ns();
 }
 
-static struct overhead overhead(void)
+static void add_handoff(size_t i, const struct h_item *it)
 {
-	struct overhead o;
-	double timer = h_reply_value(&replies[find_config("cacheline")], "timer_overhead_ns", 0);
-	double wx[MAX_ROUNDS], ex[MAX_ROUNDS], mx[MAX_ROUNDS];
-	unsigned n = rounds() < MAX_ROUNDS ? rounds() : MAX_ROUNDS;
+	const struct h_item *p50 = block_data(i, it->name, "p50");
+	const struct h_item *rtt = block_data(i, "cacheline:rtt", "p50");
 
-	memset(&o, 0, sizeof(o));
-	for (unsigned r = 0; r < n; r++) {
-		/* The round trip measured in the offload-hot process itself, else the row's. */
-		double rtt = (double)p50_in_round("offload-hot", "cacheline:rtt", r);
-		if (rtt == 0)
-			rtt = (double)p50_in_round("cacheline", "rtt", r);
-		o.floor_ns[r] = rtt > timer ? rtt - timer : rtt;
-		o.write_ns[r] = diff("offload-hot", "direct", "write", r);
-		o.empty_ns[r] = diff("offload-hot", "direct", "empty:lseek", r);
-		o.mailbox_ns[r] = diff("mailbox", "direct", "write", r);
-		o.unmarked_ns[r] = diff("direct+lib", "direct", "write", r);
-		wx[r] = o.floor_ns[r] > 0 ? o.write_ns[r] / o.floor_ns[r] : 0;
-		ex[r] = o.floor_ns[r] > 0 ? o.empty_ns[r] / o.floor_ns[r] : 0;
-		mx[r] = o.floor_ns[r] > 0 ? o.mailbox_ns[r] / o.floor_ns[r] : 0;
+	if (!p50 || !rtt || p50->n != rtt->n || p50->n == 0 || nhandoffs == MAX_HANDOFFS)
+		return;
+	struct handoff *h = &handoffs[nhandoffs++];
+	size_t n = p50->n;
+	double *r = calloc(n, sizeof(double)), *p = calloc(n, sizeof(double));
+	double *o = calloc(n, sizeof(double)), *x = calloc(n, sizeof(double));
+	double timer = timer_ns();
+
+	h->config = i;
+	h->series = it->name;
+	h->blocks = n;
+	h->base_ns = base_for(it->name);
+	for (size_t b = 0; b < n; b++) {
+		r[b] = (double)rtt->v[b] > timer ? (double)rtt->v[b] - timer : (double)rtt->v[b];
+		p[b] = (double)p50->v[b];
+		o[b] = p[b] - h->base_ns;
+		x[b] = r[b] > 0 ? o[b] / r[b] : 0;
 	}
-	o.write_x = median(wx, n);
-	o.empty_x = median(ex, n);
-	o.mailbox_x = median(mx, n);
-	o.floor_med = median(o.floor_ns, n);
-	o.write_med = median(o.write_ns, n);
-	o.empty_med = median(o.empty_ns, n);
-	o.mailbox_med = median(o.mailbox_ns, n);
-	o.unmarked_med = median(o.unmarked_ns, n);
-	return o;
+	h->rtt_ns = median(r, n);
+	h->p50_ns = median(p, n);
+	h->overhead_ns = median(o, n);
+	h->in_rtts = median(x, n);
+	h->slept = block_sum(i, it->name, "slept");
+	h->preempted = block_sum(i, it->name, "preempted");
+	free(r), free(p), free(o), free(x);
 }
 
-static void print_by_round(const char *what, const double *v)
+static void collect_handoffs(void)
 {
-	printf("  %-44s", what);
-	for (unsigned r = 0; r < rounds() && r < MAX_ROUNDS; r++)
-		printf(" %7.0f", v[r]);
-	printf("\n");
+	for (size_t i = 0; i < NCONFIGS; i++)
+		for (size_t k = 0; k < replies[i].count; k++)
+			if (is_series(&replies[i].items[k]) &&
+			    strcmp(replies[i].items[k].name, "cacheline:rtt") != 0)
+				add_handoff(i, &replies[i].items[k]);
 }
 
-static void print_overhead(const struct overhead *o)
+static const struct handoff *find_handoff(const char *config, const char *series)
 {
-	printf("p50 differences by round, ns (the ratios below are medians of per-round "
-	       "ratios):\n");
-	print_by_round("cache-line round trip (net of the timer)", o->floor_ns);
-	print_by_round("mailbox - direct (write)", o->mailbox_ns);
-	if (h_opt.lib) {
-		print_by_round("offload-hot - direct (write)", o->write_ns);
-		print_by_round("offload-hot - direct (empty: lseek)", o->empty_ns);
-		print_by_round("direct+lib - direct (write, unmarked)", o->unmarked_ns);
+	for (size_t k = 0; k < nhandoffs; k++)
+		if (strcmp(configs[handoffs[k].config].name, config) == 0 &&
+		    strcmp(handoffs[k].series, series) == 0)
+			return &handoffs[k];
+	return NULL;
+}
+
+/*
+ * offload-hot's blocks grouped by the cache-line round trip of their
+ * moment: in a VM, where the host puts the two vCPUs decides the round
+ * trip (same core, same L3, across), and the offload follows it.  A group
+ * is a run of sorted round trips each within 30% (+20 ns) of the group's
+ * smallest; groups with >= 5% of the blocks are kept.
+ */
+struct rtt_group {
+	uint64_t rtt_ns; /* the group's median round trip, raw (timer included) */
+	size_t blocks;
+	double write_ns, empty_ns; /* medians of the blocks' p50 */
+	double write_x;		   /* median of (write - direct) / (rtt - timer) */
+};
+
+#define MAX_GROUPS 8
+static struct rtt_group groups[MAX_GROUPS];
+static size_t ngroups;
+
+struct block_row {
+	uint64_t rtt, write, empty;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct block_row *x = a, *y = b;
+
+	return x->rtt < y->rtt ? -1 : x->rtt > y->rtt;
+}
+
+static void add_group(const struct block_row *row, size_t m, double base, double timer)
+{
+	double *r = calloc(m, sizeof(double)), *w = calloc(m, sizeof(double));
+	double *e = calloc(m, sizeof(double)), *x = calloc(m, sizeof(double));
+
+	for (size_t k = 0; k < m; k++) {
+		double net = (double)row[k].rtt - timer;
+		r[k] = (double)row[k].rtt;
+		w[k] = (double)row[k].write;
+		e[k] = (double)row[k].empty;
+		x[k] = net > 0 ? ((double)row[k].write - base) / net : 0;
 	}
-	printf("cache-line round trip CPU%d<->CPU%d: %.0f ns; one-line mailbox hand-off: %+.0f ns "
-	       "= %.2fx\n",
-	       h_opt.rt_cpu, h_opt.hk_cpu, o->floor_med, o->mailbox_med, o->mailbox_x);
+	groups[ngroups++] = (struct rtt_group){(uint64_t)median(r, m), m, median(w, m),
+					       median(e, m), median(x, m)};
+	free(r), free(w), free(e), free(x);
+}
+
+static void collect_groups(void)
+{
+	int i = find_config("offload-hot");
+	const struct h_item *rtt = i < 0 ? NULL : block_data((size_t)i, "cacheline:rtt", "p50");
+	const struct h_item *w = i < 0 ? NULL : block_data((size_t)i, "write", "p50");
+	const struct h_item *e = i < 0 ? NULL : block_data((size_t)i, "empty:lseek", "p50");
+
+	if (!rtt || !w || !e || w->n != rtt->n || e->n != rtt->n || rtt->n == 0)
+		return;
+	size_t n = rtt->n, first = 0;
+	struct block_row *row = calloc(n, sizeof(*row));
+	for (size_t b = 0; b < n; b++)
+		row[b] = (struct block_row){rtt->v[b], w->v[b], e->v[b]};
+	qsort(row, n, sizeof(*row), cmp_row);
+	for (size_t b = 1; b <= n && ngroups < MAX_GROUPS; b++) {
+		if (b < n && (double)row[b].rtt <= (double)row[first].rtt * 1.3 + 20)
+			continue;
+		if ((b - first) * 20 >= n)
+			add_group(row + first, b - first, base_for("write"), timer_ns());
+		first = b;
+	}
+	free(row);
+}
+
+/* ---- the parent: the report ------------------------------------------------------------------ */
+
+static void print_table(void)
+{
+	char label[64], title[160];
+
+	snprintf(title, sizeof(title),
+		 "round trip of one call from the realtime CPU (%u rounds of every configuration, "
+		 "pooled)",
+		 rounds());
+	h_print_header(title, NULL);
+	for (size_t i = 0; i < NCONFIGS; i++) {
+		for (size_t k = 0; k < replies[i].count; k++) {
+			struct h_item *it = &replies[i].items[k];
+			struct h_summary s;
+			if (!is_series(it))
+				continue;
+			uint64_t *copy = malloc((it->n ? it->n : 1) * sizeof(uint64_t));
+			memcpy(copy, it->v, it->n * sizeof(uint64_t));
+			h_summarize(copy, it->n, &s);
+			free(copy);
+			snprintf(label, sizeof(label), "%s %s", configs[i].name, it->name);
+			h_print_row(label, &s);
+		}
+		if (configs[i].with_lib && !h_opt.lib)
+			printf("%-32s (skipped: no library)\n", configs[i].name);
+	}
+	printf("caller: SCHED_FIFO %d on CPU%d, mlockall; servers on CPU%d at SCHED_FIFO %d; "
+	       "timer ~%.0f ns in every figure\n",
+	       CALLER_PRIO, h_opt.rt_cpu, h_opt.hk_cpu, SERVER_PRIO, timer_ns());
+	for (size_t i = 0; i < NCONFIGS && h_opt.lib; i++) {
+		char opts[512];
+		if (!configs[i].with_lib)
+			continue;
+		options_for(&configs[i], opts, sizeof(opts));
+		printf("  %-22s RTOFFLOAD_OPTIONS=%s\n", configs[i].name, opts);
+	}
+}
+
+static const char *label_of(size_t i, const char *series)
+{
+	static char label[128];
+
+	snprintf(label, sizeof(label), "%s %s", configs[i].name, series);
+	return label;
+}
+
+/* How often the caller of the other library series slept (gave up spinning after spin_ns). */
+static void print_sleeps(void)
+{
+	int first = 1;
+
+	for (size_t i = 0; i < NCONFIGS; i++) {
+		if (!configs[i].with_lib)
+			continue;
+		for (size_t k = 0; k < replies[i].count; k++) {
+			const struct h_item *it = &replies[i].items[k];
+			if (!is_series(it) || find_handoff(configs[i].name, it->name) ||
+			    strcmp(it->name, "cacheline:rtt") == 0)
+				continue;
+			uint64_t slept = block_sum(i, it->name, "slept");
+			if (!slept)
+				continue;
+			if (first)
+				printf("the caller slept (FUTEX_WAIT, after spin_ns) in:\n");
+			printf("  %-32s %llu of %llu calls\n", label_of(i, it->name),
+			       (unsigned long long)slept, (unsigned long long)it->n);
+			first = 0;
+		}
+	}
+}
+
+static void print_handoffs(void)
+{
+	char b[3][16];
+
+	printf("\nhand-off cost, block by block: each block of %d calls right after %d cache-line "
+	       "ping-pongs;\nmedians over blocks; overhead = p50 - the direct call's p50 (empty: "
+	       "- the timer)\n",
+	       BLOCK, BLOCK);
+	printf("%-32s %6s %8s %9s %9s %7s %7s %9s\n", "configuration", "blocks", "RTT", "p50",
+	       "overhead", "xRTT", "slept", "preempted");
+	for (size_t k = 0; k < nhandoffs; k++) {
+		const struct handoff *h = &handoffs[k];
+		char label[64];
+		snprintf(label, sizeof(label), "%s %s", configs[h->config].name, h->series);
+		printf("%-32s %6zu %8s %9s %+8.0fns %7.2f %7llu %9llu\n", label, h->blocks,
+		       h_fmt_ns(b[0], (uint64_t)h->rtt_ns), h_fmt_ns(b[1], (uint64_t)h->p50_ns),
+		       h->overhead_ns, h->in_rtts, (unsigned long long)h->slept,
+		       (unsigned long long)h->preempted);
+	}
+	if (ngroups) {
+		printf("offload-hot by the cache-line round trip of the moment (in a VM: where the "
+		       "host runs the two vCPUs):\n");
+		for (size_t k = 0; k < ngroups; k++)
+			printf("  RTT %4llu ns: %4zu blocks, write p50 %s (%.2fx RTT over direct), "
+			       "lseek p50 %s\n",
+			       (unsigned long long)groups[k].rtt_ns, groups[k].blocks,
+			       h_fmt_ns(b[0], (uint64_t)groups[k].write_ns), groups[k].write_x,
+			       h_fmt_ns(b[1], (uint64_t)groups[k].empty_ns));
+	}
+	print_sleeps();
+	const struct handoff *w = find_handoff("offload-hot", "write");
+	const struct handoff *e = find_handoff("offload-hot", "empty:lseek");
+	const struct handoff *m = find_handoff("mailbox", "write");
+	double unmarked =
+		(double)pooled_p50("direct+lib", "write") - (double)pooled_p50("direct", "write");
+	if (w && e)
+		printf("offload overhead: write %+.0f ns = %.2fx the cache-line round trip "
+		       "(%.0f ns) of the same moment; empty (lseek) %+.0f ns = %.2fx\n",
+		       w->overhead_ns, w->in_rtts, w->rtt_ns, e->overhead_ns, e->in_rtts);
+	if (m)
+		printf("one-line mailbox (the least a hand-off that carries a call can do): write "
+		       "%+.0f ns = %.2fx\n",
+		       m->overhead_ns, m->in_rtts);
 	if (h_opt.lib)
-		printf("offload overhead: write %+.0f ns = %.2fx cache-line RTT; empty (lseek) "
-		       "%+.0f "
-		       "ns = %.2fx; unmarked thread with the library: %+.0f ns\n",
-		       o->write_med, o->write_x, o->empty_med, o->empty_x, o->unmarked_med);
+		printf("unmarked thread with the library: write %+.0f ns (pooled p50s)\n",
+		       unmarked);
 }
 
-static void json_rounds(struct h_json *j, const char *key, const double *v)
+static void json_handoff(struct h_json *j, const struct handoff *h)
 {
-	hj_arr(j, key, 1);
-	for (unsigned r = 0; r < rounds() && r < MAX_ROUNDS; r++)
-		hj_num(j, NULL, v[r]);
+	hj_obj(j, NULL);
+	hj_str(j, "config", configs[h->config].name);
+	hj_str(j, "series", h->series);
+	hj_u64(j, "blocks", h->blocks);
+	hj_num(j, "cacheline_rtt_ns", h->rtt_ns);
+	hj_num(j, "p50_ns", h->p50_ns);
+	hj_num(j, "base_ns", h->base_ns);
+	hj_num(j, "overhead_ns", h->overhead_ns);
+	hj_num(j, "overhead_in_cacheline_rtts", h->in_rtts);
+	hj_u64(j, "caller_slept", h->slept);
+	hj_u64(j, "caller_preempted", h->preempted);
 	hj_end(j);
 }
 
@@ -771,11 +1173,17 @@ static void json_config(struct h_json *j, size_t i)
 	for (size_t k = 0; k < replies[i].count; k++) {
 		struct h_item *it = &replies[i].items[k];
 		struct h_summary s;
-		if (it->is_value)
+		if (!is_series(it))
 			continue;
 		h_summarize(it->v, it->n, &s);
 		hj_summary(j, it->name, &s);
 	}
+	hj_end(j);
+	hj_obj(j, "caller_slept"); /* voluntary context switches in the timed calls */
+	for (size_t k = 0; k < replies[i].count; k++)
+		if (is_series(&replies[i].items[k]))
+			hj_u64(j, replies[i].items[k].name,
+			       block_sum(i, replies[i].items[k].name, "slept"));
 	hj_end(j);
 	hj_obj(j, "values");
 	for (size_t k = 0; k < replies[i].count; k++)
@@ -785,34 +1193,57 @@ static void json_config(struct h_json *j, size_t i)
 	hj_end(j);
 }
 
-static void write_json(const struct overhead *o)
+static void write_json(void)
 {
 	struct h_json j;
+	const struct handoff *w = find_handoff("offload-hot", "write");
+	const struct handoff *e = find_handoff("offload-hot", "empty:lseek");
+	const struct handoff *m = find_handoff("mailbox", "write");
 
 	if (!h_opt.out || hj_open(&j, h_opt.out) != 0)
 		return;
 	hj_str(&j, "about",
 	       "one call at a time from the realtime CPU; ns per call, timer included");
-	hj_num(&j, "timer_overhead_ns",
-	       h_reply_value(&replies[find_config("cacheline")], "timer_overhead_ns", 0));
+	hj_obj(&j, "caller");
+	hj_u64(&j, "cpu", (uint64_t)h_opt.rt_cpu);
+	hj_str(&j, "policy", "SCHED_FIFO");
+	hj_u64(&j, "priority", CALLER_PRIO);
+	hj_bool(&j, "mlockall", 1);
+	hj_u64(&j, "server_cpu", (uint64_t)h_opt.hk_cpu);
+	hj_u64(&j, "server_priority", SERVER_PRIO);
+	hj_u64(&j, "pingpong_priority", PONG_PRIO);
+	hj_end(&j);
+	hj_num(&j, "timer_overhead_ns", timer_ns());
 	hj_u64(&j, "rounds", rounds());
-	hj_num(&j, "cacheline_rtt_ns", o->floor_med);
+	hj_u64(&j, "block_calls", BLOCK);
 	hj_obj(&j, "offload_overhead");
 	hj_str(&j, "about",
-	       "p50 differences, per round and their median; ratios in that round's "
-	       "cache-line round trips (median of the per-round ratios)");
-	hj_num(&j, "write_ns", o->write_med);
-	hj_num(&j, "write_in_cacheline_rtts", o->write_x);
-	hj_num(&j, "empty_ns", o->empty_med);
-	hj_num(&j, "empty_in_cacheline_rtts", o->empty_x);
-	hj_num(&j, "mailbox_write_ns", o->mailbox_med);
-	hj_num(&j, "mailbox_write_in_cacheline_rtts", o->mailbox_x);
-	hj_num(&j, "unmarked_write_ns", o->unmarked_med);
-	json_rounds(&j, "cacheline_rtt_ns_by_round", o->floor_ns);
-	json_rounds(&j, "write_ns_by_round", o->write_ns);
-	json_rounds(&j, "empty_ns_by_round", o->empty_ns);
-	json_rounds(&j, "mailbox_write_ns_by_round", o->mailbox_ns);
-	json_rounds(&j, "unmarked_write_ns_by_round", o->unmarked_ns);
+	       "offload-hot p50 minus direct p50, block by block, and in cache-line round "
+	       "trips measured just before each block (net of the timer); medians over blocks");
+	hj_num(&j, "cacheline_rtt_ns", w ? w->rtt_ns : NAN);
+	hj_num(&j, "write_ns", w ? w->overhead_ns : NAN);
+	hj_num(&j, "write_in_cacheline_rtts", w ? w->in_rtts : NAN);
+	hj_num(&j, "empty_ns", e ? e->overhead_ns : NAN);
+	hj_num(&j, "empty_in_cacheline_rtts", e ? e->in_rtts : NAN);
+	hj_num(&j, "mailbox_write_ns", m ? m->overhead_ns : NAN);
+	hj_num(&j, "mailbox_write_in_cacheline_rtts", m ? m->in_rtts : NAN);
+	hj_num(&j, "unmarked_write_ns",
+	       (double)pooled_p50("direct+lib", "write") - (double)pooled_p50("direct", "write"));
+	hj_arr(&j, "by_cacheline_rtt", 0);
+	for (size_t k = 0; k < ngroups; k++) {
+		hj_obj(&j, NULL);
+		hj_u64(&j, "rtt_ns", groups[k].rtt_ns);
+		hj_u64(&j, "blocks", groups[k].blocks);
+		hj_num(&j, "write_p50_ns", groups[k].write_ns);
+		hj_num(&j, "empty_p50_ns", groups[k].empty_ns);
+		hj_num(&j, "write_in_cacheline_rtts", groups[k].write_x);
+		hj_end(&j);
+	}
+	hj_end(&j);
+	hj_end(&j);
+	hj_arr(&j, "handoffs", 0);
+	for (size_t k = 0; k < nhandoffs; k++)
+		json_handoff(&j, &handoffs[k]);
 	hj_end(&j);
 	hj_arr(&j, "configs", 0);
 	for (size_t i = 0; i < NCONFIGS; i++)
@@ -835,7 +1266,7 @@ static void write_plot_data(void)
 			struct h_summary s;
 			/* The plot shows the calls; the floors measured on the side stay in the
 			 * table. */
-			if (it->is_value || strcmp(it->name, "empty:getppid") == 0 ||
+			if (!is_series(it) || strcmp(it->name, "empty:getppid") == 0 ||
 			    strcmp(it->name, "cacheline:rtt") == 0)
 				continue;
 			h_summarize(it->v, it->n, &s);
@@ -843,6 +1274,66 @@ static void write_plot_data(void)
 				(unsigned long long)s.p50, (unsigned long long)s.p99,
 				(unsigned long long)s.p999, (unsigned long long)s.max);
 		}
+	}
+	fclose(f);
+}
+
+/* A configuration's series, summarised; 0 if it has none. */
+static int series_summary(const char *config, const char *series, struct h_summary *s)
+{
+	int i = find_config(config);
+	const struct h_item *it = i < 0 ? NULL : h_reply_get(&replies[i], series);
+
+	memset(s, 0, sizeof(*s));
+	if (!it || it->is_value || it->n == 0)
+		return 0;
+	h_summarize(it->v, it->n, s);
+	return 1;
+}
+
+static void md_row(FILE *f, const char *label, const char *config, const char *series)
+{
+	struct h_summary s;
+	char b[3][16];
+
+	if (series_summary(config, series, &s))
+		fprintf(f, "| %s | %s | %s | %s |\n", label, h_fmt_pretty(b[0], s.p50),
+			h_fmt_pretty(b[1], s.p99), h_fmt_pretty(b[2], s.p999));
+}
+
+/* roundtrip.md: the README's table and sentence, from this run. */
+static void write_markdown(void)
+{
+	FILE *f = h_data_file("roundtrip.md");
+	const struct handoff *w = find_handoff("offload-hot", "write");
+	struct h_summary p, c;
+	char b[6][16];
+
+	if (!f)
+		return;
+	fprintf(f, "| one call from the realtime CPU | p50 | p99 | p99.9 |\n|---|---|---|---|\n");
+	md_row(f, "`write(64 B, /dev/null)`, no library", "direct", "write");
+	md_row(f, "same, library loaded, thread not marked", "direct+lib", "write");
+	md_row(f, "offloaded, helper polling", "offload-hot", "write");
+	md_row(f, "offloaded, helper asleep, 1 call per 100 us", "offload-asleep-100us", "write");
+	md_row(f, "offloaded, helper asleep, 1 call per ms", "offload-asleep-1ms", "write");
+	md_row(f, "io_uring SQPOLL, same write", "io_uring-sqpoll", "write");
+	if (series_summary("pipe", "write", &p) && series_summary("mutex+condvar", "write", &c))
+		fprintf(f, "| pipe hand-off / mutex+condvar | %s / %s | %s / %s | %s / %s |\n",
+			h_fmt_pretty(b[0], p.p50), h_fmt_pretty(b[1], c.p50),
+			h_fmt_pretty(b[2], p.p99), h_fmt_pretty(b[3], c.p99),
+			h_fmt_pretty(b[4], p.p999), h_fmt_pretty(b[5], c.p999));
+	md_row(f, "cache-line round trip (floor)", "cacheline", "rtt");
+	if (w) {
+		fprintf(f,
+			"\nOffloading a call costs %.0f ns here: %.2f cache-line round trips of "
+			"the same moment (median over %zu blocks of %d calls, round trip %.0f ns)",
+			w->overhead_ns, w->in_rtts, w->blocks, BLOCK, w->rtt_ns);
+		for (size_t k = 0; k < ngroups && ngroups > 1; k++)
+			fprintf(f, "%s %s with a %llu ns round trip", k ? "," : "; p50",
+				h_fmt_pretty(b[0], (uint64_t)groups[k].write_ns),
+				(unsigned long long)groups[k].rtt_ns);
+		fprintf(f, ".\n");
 	}
 	fclose(f);
 }
@@ -876,10 +1367,12 @@ int main(int argc, char **argv)
 	if (h_opt.child)
 		return child_main();
 	run_all();
+	collect_handoffs();
+	collect_groups();
 	print_table();
-	struct overhead o = overhead();
-	print_overhead(&o);
-	write_json(&o);
+	print_handoffs();
+	write_json();
 	write_plot_data();
+	write_markdown();
 	return 0;
 }

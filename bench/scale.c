@@ -674,6 +674,38 @@ static void write_plot_data(void)
 	}
 }
 
+/* scale.md: the README's sentences, from this run. */
+static void write_markdown(void)
+{
+	FILE *f = h_data_file("scale.md");
+	char b[2][16];
+
+	if (!f)
+		return;
+	fprintf(f,
+		"Unmarked threads: `fputc` %.2f -> %.2f ns per call with the library (x%.3f), "
+		"`lseek` %.1f -> %.1f ns (x%.3f).\n",
+		unmarked[0][0], unmarked[1][0], unmarked[1][0] / unmarked[0][0], unmarked[0][1],
+		unmarked[1][1], unmarked[1][1] / unmarked[0][1]);
+	if (blocks[0].ok && blocks[1].ok)
+		fprintf(f,
+			"While a read waits %d ms in one marked thread, 3 others keep calling: "
+			"with one worker %llu of their calls overlap the wait (max %s), with two "
+			"%llu (max %s).\n",
+			BLOCK_FEED_MS, (unsigned long long)blocks[0].during.n,
+			h_fmt_pretty(b[0], blocks[0].during.max),
+			(unsigned long long)blocks[1].during.n,
+			h_fmt_pretty(b[1], blocks[1].during.max));
+	fprintf(f, "Helpers' CPU while idle, by `helper_idle_us`:");
+	for (size_t i = 0; i < N_IDLE; i++)
+		fprintf(f, "%s %d: %.1f%%", i ? "," : "", idle_us[i], hcpu_pct[i][0]);
+	fprintf(f, "; serving 1 call per 100 us:");
+	for (size_t i = 0; i < N_IDLE; i++)
+		fprintf(f, "%s %d: %.1f%%", i ? "," : "", idle_us[i], hcpu_pct[i][2]);
+	fprintf(f, ".\n");
+	fclose(f);
+}
+
 static int child_main(void)
 {
 	static const struct {
@@ -724,5 +756,6 @@ int main(int argc, char **argv)
 		hj_close(&j);
 	}
 	write_plot_data();
+	write_markdown();
 	return 0;
 }
