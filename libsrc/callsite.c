@@ -182,6 +182,24 @@ static int in_library(unw_word_t ip)
 	return dladdr((void *)ip, &info) && info.dli_fbase == self.dli_fbase;
 }
 
+/*
+ * A sanitizer's interceptor between the program and our wrapper (ASan's
+ * read, TSan's write...): the call site is the program's frame under it.
+ */
+static int in_sanitizer_runtime(unw_word_t ip)
+{
+	static const char *const runtimes[] = {"/libasan.so", "/libtsan.so", "/libubsan.so",
+					       "/liblsan.so", "/libclang_rt."};
+	Dl_info info;
+
+	if (!dladdr((void *)ip, &info) || !info.dli_fname)
+		return 0;
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (strstr(info.dli_fname, runtimes[i]))
+			return 1;
+	return 0;
+}
+
 /* Walk the stack; print it when print, and note the first frame outside us. */
 static int walk(struct site *s, int print)
 {
@@ -197,7 +215,7 @@ static int walk(struct site *s, int print)
 		char name[128] = "??";
 		Dl_info info = {0};
 		unw_get_reg(&c, UNW_REG_IP, &ip);
-		if (in_library(ip))
+		if (in_library(ip) || (frame == 0 && in_sanitizer_runtime(ip)))
 			continue;
 		unw_get_proc_name(&c, name, sizeof(name), &off);
 		dladdr((void *)ip, &info);

@@ -57,7 +57,7 @@ static struct {
 
 static void count_thread(uint64_t *mine, uint64_t *others)
 {
-	if (RTO_UNLIKELY(rto_self.row < 0))
+	if (RTO_UNLIKELY(__atomic_load_n(&rto_self.row, __ATOMIC_RELAXED) < 0))
 		uatomic_inc(others);
 	else
 		rto_own_add(mine, 1);
@@ -75,13 +75,13 @@ void rto_stats_thread_marked(struct rto_thread *t, pid_t tid)
 	if (i >= THREAD_ROWS) {
 		uatomic_inc(&other.threads);
 		uatomic_add(&other.marked_now, 1);
-		CMM_STORE_SHARED(t->row, -1);
+		__atomic_store_n(&t->row, -1, __ATOMIC_RELAXED);
 		return;
 	}
 	rows[i].tid = tid ? tid : (pid_t)syscall(SYS_gettid);
 	rows[i].t = t;
 	uatomic_set(&rows[i].state, ROW_LIVE); /* full barrier: the fields first */
-	CMM_STORE_SHARED(t->row, (int)i + 1);
+	__atomic_store_n(&t->row, (int)i + 1, __ATOMIC_RELAXED);
 }
 
 void rto_stats_other_interval(uint64_t ns, uint64_t minor, uint64_t major)
@@ -143,10 +143,11 @@ static int read_live(struct row *r, struct thread_view *v)
 			((uint64_t *)&v->st)[i] = rto_read64((const uint64_t *)&t->st + i);
 		if (CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT && rto_thread_counting() &&
 		    rto_thread_fault_counts(r->tid, &minor, &major) == 0) {
-			uint64_t now = rto_now_ns();
+			uint64_t now = rto_now_ns(), mi0 = rto_read64(&t->minflt),
+				 ma0 = rto_read64(&t->majflt);
 			v->st.marked_ns += now > v->st.marked_at ? now - v->st.marked_at : 0;
-			v->st.minor += minor > t->minflt ? minor - t->minflt : 0;
-			v->st.major += major > t->majflt ? major - t->majflt : 0;
+			v->st.minor += minor > mi0 ? minor - mi0 : 0;
+			v->st.major += major > ma0 ? major - ma0 : 0;
 		}
 	}
 	uatomic_add_return(&r->readers, -1);

@@ -162,8 +162,8 @@ static void begin_marked(struct rto_thread *t, pid_t tid)
 	if (!rto_thread_counting())
 		return;
 	rto_thread_fault_counts(tid, &minor, &major);
-	CMM_STORE_SHARED(t->minflt, minor);
-	CMM_STORE_SHARED(t->majflt, major);
+	__atomic_store_n(&t->minflt, minor, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->majflt, major, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->st.marked_at, rto_now_ns(), __ATOMIC_RELAXED);
 	rto_stats_thread_marked(t, tid);
 	if (!tid)
@@ -174,16 +174,17 @@ static void begin_marked(struct rto_thread *t, pid_t tid)
 static void end_marked(struct rto_thread *t, pid_t tid)
 {
 	uint64_t minor, major;
+	int row = __atomic_load_n(&t->row, __ATOMIC_RELAXED);
 
-	if (!rto_thread_counting() || !t->row)
+	if (!rto_thread_counting() || !row)
 		return;
 	rto_thread_fault_counts(tid, &minor, &major);
-	minor = since(minor, t->minflt);
-	major = since(major, t->majflt);
-	uint64_t ns = since(rto_now_ns(), t->st.marked_at);
+	minor = since(minor, rto_read64(&t->minflt));
+	major = since(major, rto_read64(&t->majflt));
+	uint64_t ns = since(rto_now_ns(), rto_read64(&t->st.marked_at));
 	uatomic_add(&faults_minor, minor);
 	uatomic_add(&faults_major, major);
-	if (t->row < 0) {
+	if (row < 0) {
 		rto_stats_other_interval(ns, minor, major);
 		return;
 	}
