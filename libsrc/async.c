@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Asynchronous writes, for logging: policy=stdio:async or write:async.
+ * Asynchronous writes, for logging: policy=stdio:async or write:async, or
+ * async_path=PREFIX,...: the descriptors and streams whose file lies under
+ * one of the prefixes (fdclass.c learns that where they are born), whatever
+ * policy= says of the call.
  *
  * A marked thread's write/fwrite/fputs/puts/fputc/fprintf... copies its
  * bytes into its own preallocated ring (async_ring_kb) and returns at once
@@ -15,9 +18,12 @@
  * library's destructor).  A write that fails later is reported and its
  * errno returned by the next async call on that descriptor.  A full ring
  * waits for the helper (async_full=wait) or turns the call into a
- * synchronous offload (async_full=sync); both are counted.  Not saved:
- * what is still queued when the process dies by a signal with no handler,
- * or by abort() or _exit().
+ * synchronous offload (async_full=sync); both are counted.  abort()
+ * called by the program writes what is queued first (and flushes the
+ * streams it wrote to) before it raises SIGABRT.  Not saved: what is still
+ * queued when the process dies by a signal with no handler, by an abort()
+ * inside libc (a failed assert(), heap corruption, a stack overflow
+ * detected), or by _exit().
  *
  * Ring, producer side (the caller's realtime path): single producer, no
  * lock, no syscall except FUTEX_WAKE to start a sleeping helper; the
@@ -29,6 +35,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define MAX_RINGS 64
 #define SKIP	  UINT32_MAX /* entry that sends the reader back to the ring's start */
@@ -117,8 +124,11 @@ static uint64_t entry_size(uint32_t len)
 	return ((uint64_t)sizeof(struct entry) + len + GRAIN - 1) & ~(uint64_t)(GRAIN - 1);
 }
 
-/* Write the entry numbered seq if it is published.  Under drain_lock. */
-static int write_next(uint64_t seq)
+/*
+ * Write the entry numbered seq if it is published.  Under drain_lock.  Its
+ * stream, if it has one, goes to *f.
+ */
+static int write_next(uint64_t seq, FILE **f)
 {
 	int n = CMM_LOAD_SHARED(nrings);
 
@@ -127,6 +137,7 @@ static int write_next(uint64_t seq)
 		struct entry *e = peek(r);
 		if (!e || e->seq != seq)
 			continue;
+		*f = e->f;
 		write_entry(e, (const char *)(e + 1));
 		cmm_smp_mb(); /* done with the bytes before the producer may reuse them */
 		CMM_STORE_SHARED(r->tail, r->tail + entry_size(e->len));
@@ -141,17 +152,31 @@ static int write_next(uint64_t seq)
  * stores) is waited for briefly; a producer preempted there re-arms its
  * ring when it publishes, so nothing waits for ever.
  */
-static void drain_until(uint64_t upto, int must)
+static void drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
 {
-	pthread_mutex_lock(&drain_lock);
+	FILE *f = NULL;
+
 	while (written_seq < upto) {
 		int spins = 0;
-		while (!write_next(written_seq + 1) && (must || ++spins < 1000))
+		while (!write_next(written_seq + 1, &f) && (must || ++spins < 1000))
 			caa_cpu_relax();
 		if (spins >= 1000)
 			break;
-		written_seq++;
+		uatomic_set(&written_seq, written_seq + 1);
+		if (!streams || !f)
+			continue;
+		int k = 0;
+		while (k < *nstreams && streams[k] != f)
+			k++;
+		if (k == *nstreams && k < MAX_RINGS)
+			streams[(*nstreams)++] = f;
 	}
+}
+
+static void drain_until(uint64_t upto, int must)
+{
+	pthread_mutex_lock(&drain_lock);
+	drain_locked(upto, must, NULL, NULL);
 	pthread_mutex_unlock(&drain_lock);
 }
 
@@ -178,8 +203,19 @@ void rto_async_barrier(void)
 	uint64_t upto = uatomic_read(&next_seq);
 	if (uatomic_read(&written_seq) >= upto)
 		return;
-	if (rto_direct()) { /* unmarked, or a handler inside an offload: write them here */
+	/* Unmarked, a handler inside an offload, or under its own filter: write them here. */
+	if (rto_direct() || rto_self.own_filter) {
 		drain_until(upto, 1);
+		return;
+	}
+	/*
+	 * A strict thread makes no request, and queues nothing itself: what is
+	 * queued is other threads', whose rings are armed (a drain is queued
+	 * for each), so it waits for the helpers to get there.
+	 */
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT) {
+		while (uatomic_read(&written_seq) < upto)
+			caa_cpu_relax();
 		return;
 	}
 	while (uatomic_read(&written_seq) < upto)
@@ -273,7 +309,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + need);
 	uatomic_inc(&queued_count);
-	uatomic_inc(&fn->ctr->async);
+	rto_stats_async(fn);
 	arm(r);
 	return 0;
 }
@@ -298,6 +334,93 @@ void rto_async_at_exit(void)
 {
 	if (CMM_LOAD_SHARED(async_used))
 		drain_until(uatomic_read(&next_seq), 1);
+}
+
+/* ---- abort() ------------------------------------------------------------------------ */
+
+/*
+ * The program calls abort(): write what is queued, then flush the streams
+ * written to (a log should show what came before the crash), then the real
+ * abort().  abort() may come from anywhere, a signal handler included, so
+ * nothing here waits for ever: the drain lock for at most two seconds (a
+ * helper holds it while it writes), an entry whose producer was
+ * interrupted between its two stores is not waited for.
+ */
+static void (*real_abort)(void);
+
+static void drain_at_abort(void)
+{
+	FILE *streams[MAX_RINGS];
+	int nstreams = 0;
+	struct timespec until;
+
+	if (!CMM_LOAD_SHARED(async_used))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_mutex_timedlock(&drain_lock, &until) != 0)
+		return;
+	drain_locked(uatomic_read(&next_seq), 0, streams, &nstreams);
+	pthread_mutex_unlock(&drain_lock);
+	for (int i = 0; i < nstreams; i++)
+		rto_real_fflush(streams[i]);
+}
+
+RTO_EXPORT void abort(void)
+{
+	int saved = errno;
+	unsigned char route = rto_self.route;
+
+	rto_self.route = route == RTO_ROUTE_MARKED ? RTO_ROUTE_BUSY : route; /* direct from here */
+	drain_at_abort();
+	errno = saved;
+	if (!real_abort)
+		real_abort = (void (*)(void))rto_resolve("abort", NULL);
+	real_abort();
+	__builtin_unreachable();
+}
+
+/* ---- async_path= ------------------------------------------------------------------ */
+
+#define MAX_PATHS 16 /* options.c allows no more */
+
+int rto_async_paths;
+static char prefixes[MAX_PATHS][PATH_MAX];
+static size_t prefix_len[MAX_PATHS];
+
+/*
+ * Each prefix as the kernel will show the files under it: resolved when it
+ * exists (symlinks, "..": /proc/self/fd shows the real path), else as
+ * given; trailing '/' dropped ("/" stays).
+ */
+static void paths_init(void)
+{
+	const char *s = rto_opt.async_path;
+
+	for (int i = 0; *s && i < MAX_PATHS; i++) {
+		size_t n = strcspn(s, ",");
+		char given[PATH_MAX];
+		snprintf(given, sizeof(given), "%.*s", (int)n, s);
+		if (!rto_real_realpath(given, prefixes[i]))
+			snprintf(prefixes[i], sizeof(prefixes[i]), "%s", given);
+		size_t len = strlen(prefixes[i]);
+		while (len > 1 && prefixes[i][len - 1] == '/')
+			prefixes[i][--len] = '\0';
+		prefix_len[i] = len;
+		rto_async_paths = i + 1;
+		s += n + (s[n] == ',');
+	}
+}
+
+int rto_async_path_match(const char *path)
+{
+	for (int i = 0; i < rto_async_paths; i++) {
+		size_t n = prefix_len[i];
+		if (strncmp(path, prefixes[i], n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/' || n == 1))
+			return 1;
+	}
+	return 0;
 }
 
 void rto_async_counts(uint64_t *queued, uint64_t *full)
@@ -330,5 +453,6 @@ static void child_after_fork(void)
 
 void rto_async_init(void)
 {
+	paths_init();
 	pthread_atfork(NULL, NULL, child_after_fork);
 }

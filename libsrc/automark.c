@@ -51,14 +51,18 @@ static int wanted(unsigned traits)
 	return (rto_opt.mark & RTO_MARK_ALL) || (rto_opt.mark & traits);
 }
 
-/* Mark or unmark by the traits; a thread marked by the API stays as it is. */
-static void apply(struct rto_thread *t)
+/*
+ * Mark or unmark by the traits; a thread marked by the API stays as it is.
+ * tid: another thread's (its state is t), or 0 for the caller's own.
+ * Prefault and the async ring need the thread itself; marked time and
+ * faults are counted for another thread too (through its tid).
+ */
+static void apply(struct rto_thread *t, pid_t tid)
 {
 	unsigned char route = CMM_LOAD_SHARED(t->route);
 
 	if (route != RTO_ROUTE_DIRECT && !t->by_policy)
 		return;
-	/* Fault accounting and prefault act on the calling thread only. */
 	int self = t == &rto_self;
 	if (wanted(t->traits)) {
 		t->by_policy = 1;
@@ -67,20 +71,24 @@ static void apply(struct rto_thread *t)
 			/* Now, not on its first call inside the realtime loop. */
 			if (!in_constructor)
 				rto_helpers_start();
+		} else if (route == RTO_ROUTE_DIRECT) {
+			rto_thread_marked_remote(t, tid);
 		}
 		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
 	} else if (t->by_policy) {
 		t->by_policy = 0;
 		if (self && route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked();
+		else if (route != RTO_ROUTE_DIRECT)
+			rto_thread_unmarked_remote(t, tid);
 		uatomic_cmpxchg(&t->route, RTO_ROUTE_MARKED, RTO_ROUTE_DIRECT);
 	}
 }
 
-static void set_trait(struct rto_thread *t, unsigned trait, int on)
+static void set_trait(struct rto_thread *t, pid_t tid, unsigned trait, int on)
 {
 	t->traits = on ? (t->traits | trait) : (t->traits & ~trait);
-	apply(t);
+	apply(t, t == &rto_self ? 0 : tid);
 }
 
 static int is_rt_policy(int policy)
@@ -158,6 +166,7 @@ static void registry_add(void)
 
 static void registry_remove(void *slot)
 {
+	rto_thread_exits(); /* a thread marked by another has no destructor of its own */
 	pthread_mutex_lock(&registry_lock);
 	memset(slot, 0, sizeof(struct entry));
 	pthread_mutex_unlock(&registry_lock);
@@ -170,14 +179,14 @@ static void with_thread(int by_tid, pthread_t thread, pid_t tid, unsigned trait,
 		return;
 	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self())) {
-		set_trait(&rto_self, trait, on);
+		set_trait(&rto_self, 0, trait, on);
 		return;
 	}
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < REGISTRY_SIZE; i++) {
 		struct entry *e = &registry[i];
 		if (e->t && (by_tid ? e->tid == tid : pthread_equal(e->thread, thread))) {
-			set_trait(e->t, trait, on);
+			set_trait(e->t, e->tid, trait, on);
 			break;
 		}
 	}
@@ -198,7 +207,7 @@ static void *thread_start(void *p)
 	free(p);
 	registry_add();
 	rto_self.traits = (unsigned char)query_traits(0);
-	apply(&rto_self);
+	apply(&rto_self, 0);
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_capture(&rto_self);
 	return s.fn(s.arg);
@@ -309,7 +318,7 @@ RTO_EXPORT int prctl(int option, ...)
 		rto_self.own_filter = 1; /* per thread: see seccomp.c */
 	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME) &&
 	    !rto_helper_is_self())
-		set_trait(&rto_self, RTO_MARK_NAME, name_matches((const char *)a[0]));
+		set_trait(&rto_self, 0, RTO_MARK_NAME, name_matches((const char *)a[0]));
 	return ret;
 }
 
@@ -357,7 +366,7 @@ void rto_automark_init(void)
 	/* The initial thread: started under chrt, taskset, or just "main". */
 	rto_self.traits = (unsigned char)query_traits(1);
 	in_constructor = 1;
-	apply(&rto_self);
+	apply(&rto_self, 0);
 	in_constructor = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_capture(&rto_self);

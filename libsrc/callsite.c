@@ -15,11 +15,20 @@
  * on the caller's thread.  Repeats cost one unw_backtrace and a lock-free
  * lookup.  Suppressions (suppressions=PATH) take "function:GLOB" (the
  * wrapped call) and "stack:GLOB" (any frame's function) lines.
+ *
+ * faults:warn (policy=) adds the event 'fault': a marked thread's page
+ * faults are read (getrusage RUSAGE_THREAD, two system calls per wrapped
+ * call: a diagnostic mode too) before and after each wrapped call, and a
+ * call that took any is reported by site like a warn, with the faults
+ * counted per site.  The faults of an offloaded call's own work are the
+ * helper's, not the caller's; those the reports themselves take (unwinding
+ * the first time) are left out.
  */
 #define UNW_LOCAL_ONLY
 #include "rto.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <libunwind.h>
@@ -40,6 +49,7 @@ struct site {
 	uint64_t key; /* hash of the stack and the event; 0: free */
 	uint64_t count;
 	uint64_t total_ns, max_ns;
+	uint64_t minor, major; /* fault: the faults its calls took */
 	struct rto_fn *fn;
 	int event;
 	int suppressed;
@@ -50,7 +60,9 @@ static struct site sites[SITES];
 static unsigned reports;
 static int report_fd = 2;
 
-static const char *const event_names[] = {"warn", "strict", "offload"};
+static const char *const event_names[] = {"warn", "strict", "offload", "fault"};
+
+int rto_fault_watch; /* faults:warn */
 
 /* ---- suppressions ---------------------------------------------------------- */
 
@@ -170,6 +182,24 @@ static int in_library(unw_word_t ip)
 	return dladdr((void *)ip, &info) && info.dli_fbase == self.dli_fbase;
 }
 
+/*
+ * A sanitizer's interceptor between the program and our wrapper (ASan's
+ * read, TSan's write...): the call site is the program's frame under it.
+ */
+static int in_sanitizer_runtime(unw_word_t ip)
+{
+	static const char *const runtimes[] = {"/libasan.so", "/libtsan.so", "/libubsan.so",
+					       "/liblsan.so", "/libclang_rt."};
+	Dl_info info;
+
+	if (!dladdr((void *)ip, &info) || !info.dli_fname)
+		return 0;
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (strstr(info.dli_fname, runtimes[i]))
+			return 1;
+	return 0;
+}
+
 /* Walk the stack; print it when print, and note the first frame outside us. */
 static int walk(struct site *s, int print)
 {
@@ -185,7 +215,7 @@ static int walk(struct site *s, int print)
 		char name[128] = "??";
 		Dl_info info = {0};
 		unw_get_reg(&c, UNW_REG_IP, &ip);
-		if (in_library(ip))
+		if (in_library(ip) || (frame == 0 && in_sanitizer_runtime(ip)))
 			continue;
 		unw_get_proc_name(&c, name, sizeof(name), &off);
 		dladdr((void *)ip, &info);
@@ -201,7 +231,7 @@ static int walk(struct site *s, int print)
 	return stack_suppressed;
 }
 
-static void report(struct site *s, struct rto_fn *fn, int event)
+static void report(struct site *s, struct rto_fn *fn, int event, uint64_t minor, uint64_t major)
 {
 	char thread[17] = "?";
 
@@ -213,10 +243,14 @@ static void report(struct site *s, struct rto_fn *fn, int event)
 	out("==%d==rtoffload: %s '%s' from realtime thread '%s' (tid %ld)\n", (int)getpid(),
 	    event_names[event], fn->name, thread, (long)syscall(SYS_gettid));
 	walk(s, 1);
-	out("SUMMARY: rtoffload: %s '%s' in %s\n", event_names[event], fn->name, s->where);
+	if (event == RTO_EVENT_FAULT)
+		out("SUMMARY: rtoffload: %s '%s' in %s (%lu minor, %lu major faults)\n",
+		    event_names[event], fn->name, s->where, minor, major);
+	else
+		out("SUMMARY: rtoffload: %s '%s' in %s\n", event_names[event], fn->name, s->where);
 }
 
-static void event_at_site(int event, struct rto_fn *fn, uint64_t ns)
+static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, uint64_t major)
 {
 	void *ips[DEPTH];
 	int fresh;
@@ -231,9 +265,13 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns)
 		if (event == RTO_EVENT_OFFLOAD)
 			walk(s, 0); /* only to note where */
 		else
-			report(s, fn, event);
+			report(s, fn, event, minor, major);
 	}
 	uatomic_inc(&s->count);
+	if (event == RTO_EVENT_FAULT) {
+		uatomic_add(&s->minor, minor);
+		uatomic_add(&s->major, major);
+	}
 	if (event == RTO_EVENT_OFFLOAD) {
 		uatomic_add(&s->total_ns, ns);
 		if (ns > CMM_LOAD_SHARED(s->max_ns))
@@ -241,7 +279,7 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns)
 	}
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_ABORT) {
 		if (!fresh || s->suppressed)
-			report(s, fn, event);
+			report(s, fn, event, 0, 0);
 		abort();
 	}
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_SIGNAL)
@@ -249,35 +287,87 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns)
 				 (union sigval){.sival_ptr = (void *)fn->name});
 }
 
-void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
+/*
+ * With faults:warn, the faults the thread takes while reporting (libunwind,
+ * dladdr, the first time) are its own business, not the wrapped call's.
+ */
+static __thread uint64_t excluded_faults RTO_TLS;
+
+static uint64_t faults_of_self(void)
+{
+	uint64_t minor, major;
+
+	return rto_thread_fault_counts(0, &minor, &major) == 0 ? minor + major : 0;
+}
+
+static void at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, uint64_t major)
 {
 	unsigned char route = rto_self.route;
+	uint64_t before = RTO_UNLIKELY(rto_fault_watch) ? faults_of_self() : 0;
 
 	/* libunwind maps memory, dladdr takes locks: their calls go direct. */
 	rto_self.route = RTO_ROUTE_BUSY;
-	event_at_site(event, fn, ns);
+	event_at_site(event, fn, ns, minor, major);
 	if (rto_self.route == RTO_ROUTE_BUSY)
 		rto_self.route = route;
+	if (RTO_UNLIKELY(rto_fault_watch))
+		excluded_faults += faults_of_self() - before;
 }
 
-/* At exit, with the stats: one row per call site. */
-void rto_callsite_at_exit(int fd)
+void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
 {
-	int saved = report_fd;
+	at_site(event, fn, ns, 0, 0);
+}
 
-	report_fd = fd;
-	for (unsigned i = 0; i < SITES; i++) {
-		struct site *s = &sites[i];
-		if (!s->key || !s->fn)
+/* ---- faults:warn ---------------------------------------------------------------- */
+
+void rto_fault_begin(struct rto_fault_mark *m)
+{
+	m->excluded = excluded_faults;
+	if (rto_thread_fault_counts(0, &m->minor, &m->major) != 0)
+		m->minor = m->major = UINT64_MAX; /* unknown: nothing to compare with */
+}
+
+void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn)
+{
+	uint64_t minor, major;
+	int saved = errno;
+
+	if (m->minor == UINT64_MAX || rto_thread_fault_counts(0, &minor, &major) != 0)
+		return;
+	minor -= m->minor;
+	major -= m->major;
+	/* Faults of our own reports during the call: off the minor count first. */
+	uint64_t mine = excluded_faults - m->excluded;
+	uint64_t off = mine < minor ? mine : minor;
+	minor -= off;
+	major -= mine - off < major ? mine - off : major;
+	if (minor || major)
+		at_site(RTO_EVENT_FAULT, fn, 0, minor, major);
+	errno = saved;
+}
+
+/* ---- the exit listing --------------------------------------------------------------- */
+
+int rto_callsite_next(unsigned *pos, struct rto_site_row *row)
+{
+	for (; *pos < SITES; (*pos)++) {
+		struct site *s = &sites[*pos];
+		if (!CMM_LOAD_SHARED(s->key) || !CMM_LOAD_SHARED(s->fn))
 			continue;
-		if (s->event == RTO_EVENT_OFFLOAD)
-			out("rtoffload: site %-24s %-8s %-16s count %lu avg_ns %lu max_ns %lu\n",
-			    s->where, "offload", s->fn->name, s->count,
-			    s->count ? s->total_ns / s->count : 0, s->max_ns);
-		else
-			out("rtoffload: site %-24s %-8s %-16s count %lu%s\n", s->where,
-			    event_names[s->event], s->fn->name, s->count,
-			    s->suppressed ? " (suppressed)" : "");
+		*row = (struct rto_site_row){
+			.where = s->where,
+			.event = event_names[s->event],
+			.fn = s->fn->name,
+			.count = uatomic_read(&s->count),
+			.total_ns = uatomic_read(&s->total_ns),
+			.max_ns = CMM_LOAD_SHARED(s->max_ns),
+			.minor = uatomic_read(&s->minor),
+			.major = uatomic_read(&s->major),
+			.suppressed = s->suppressed,
+		};
+		(*pos)++;
+		return 1;
 	}
-	report_fd = saved;
+	return 0;
 }

@@ -7,37 +7,62 @@
  * does neither.  Keeping those waits local also keeps their signal (EINTR)
  * and cancellation semantics exactly as without the library.  Calls marked "byfd" in calls.tbl run
  * locally on the former kinds (fd_local=) and are offloaded on the rest.
+ * The same cache says whether a descriptor's file lies under async_path=.
  *
- * The kind of a descriptor is learnt on its first such call (fstat and
- * fstatfs, run on a helper) and cached in a table indexed by fd number.
+ * The class of a descriptor is cached in a table indexed by fd number.
  * Each entry carries a generation: every call that creates, replaces or
- * closes a descriptor ("forget:" in calls.tbl: open, close, dup2, fclose...)
- * bumps it, and a classification only lands if the generation it started
- * from is still there.  So a reused fd number never gets the old file's
- * answer, even when a close races with the classification.
+ * closes a descriptor ("forget:" and "born:" in calls.tbl: open, close,
+ * dup2, fclose...) bumps it, and a classification only lands if the
+ * generation it started from is still there.  So a reused fd number never
+ * gets the old file's answer, even when a close races with the
+ * classification.
+ *
+ * Where the class comes from, cheapest first:
+ *   - the call that made the descriptor says what it is (pipe, socket,
+ *     eventfd, accept, dup of a known one): cached on the spot, on any
+ *     thread, without a system call;
+ *   - a helper that runs an offloaded open, creat, fopen... asks the kernel
+ *     (fstat, fstatfs, readlink of /proc/self/fd/N) right after the call;
+ *   - an unmarked thread does the same for what it opens, once classifying
+ *     at birth is on (a strict thread was marked, mode=strict, or
+ *     async_path= is set): a few system calls per open, on threads that are
+ *     not realtime;
+ *   - a strict thread classifies every open descriptor at mark time;
+ *   - otherwise a marked thread's first by-descriptor call asks a helper
+ *     (one round trip, then cached).  Never a strict thread: strict means
+ *     no request at all, so there an unknown descriptor is not local and
+ *     the call is refused (and reported) like any other strict call.
  *
  * What cannot be seen: descriptors closed and reborn under the same number
  * by raw syscall() or by code that bypasses libc's exported functions.
  */
 #include "shims_prelude.h"
 
+#include "rtoffload.h"
+
 #include <linux/magic.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #define FD_MAX 65536 /* descriptors above run by handling alone (offloaded) */
 
-enum { CLASS_UNKNOWN, CLASS_LOCAL, CLASS_REMOTE, CLASS_MASK = 3, GEN_ONE = 4 };
-
-static uint16_t table[FD_MAX];
-static int table_used; /* 0 until a marked thread classifies: forgetting is free */
-
-/* ---- on the helper --------------------------------------------------------- */
-
-struct classify_args {
-	int fd;
-	int kind; /* RTO_FD_*, 0 for "other", -1 when fstat failed */
+enum {
+	CLASS_UNKNOWN,
+	CLASS_LOCAL,
+	CLASS_REMOTE,
+	CLASS_MASK = 3,
+	ASYNC_PATH = 4, /* the file lies under async_path= */
+	BITS = 7,	/* what a classification sets */
+	GEN_ONE = 8,	/* the generation counts above */
 };
+
+static uint32_t table[FD_MAX];
+static int table_used; /* 0 until a marked thread classifies: forgetting is free */
+static int eager;      /* unmarked threads classify what they create */
+
+/* ---- asking the kernel ------------------------------------------------------- */
 
 static int kind_of(int fd)
 {
@@ -66,41 +91,118 @@ static int kind_of(int fd)
 	}
 }
 
+/* The file's path as the kernel knows it now, matched against async_path=. */
+static int under_async_path(int fd)
+{
+	char link[32], path[PATH_MAX];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	long n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/') /* sockets, pipes: "socket:[N]", no path */
+		return 0;
+	path[n] = '\0';
+	return rto_async_path_match(path);
+}
+
+static int kind_bits(int fd, int kind)
+{
+	int bits = (kind & (int)rto_opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE;
+	if (RTO_UNLIKELY(rto_async_paths) && under_async_path(fd))
+		bits |= ASYNC_PATH;
+	return bits;
+}
+
+/* Class bits of fd, or -1 if it is not open.  Keeps errno. */
+static int class_bits(int fd)
+{
+	int saved = errno;
+	int kind = kind_of(fd);
+	int bits = kind < 0 ? -1 : kind_bits(fd, kind);
+	errno = saved;
+	return bits;
+}
+
+static void use_table(void)
+{
+	if (!CMM_LOAD_SHARED(table_used)) {
+		uatomic_set(&table_used, 1);
+		cmm_smp_mb(); /* before the generation we start from: see rto_fd_forget */
+	}
+}
+
+/* Land bits on fd unless its generation moved on since e was read. */
+static void store(int fd, uint32_t e, int bits)
+{
+	uatomic_cmpxchg(&table[fd], e, (e & ~(uint32_t)BITS) | (uint32_t)bits);
+}
+
+/* Classify fd on this thread (not a realtime call path) if it is unknown. */
+static void classify_here(int fd)
+{
+	uint32_t e = CMM_LOAD_SHARED(table[fd]);
+	if ((e & CLASS_MASK) != CLASS_UNKNOWN)
+		return;
+	int bits = class_bits(fd);
+	if (bits >= 0)
+		store(fd, e, bits);
+}
+
+/* ---- on the helper ------------------------------------------------------------- */
+
+struct classify_args {
+	int fd;
+	int bits; /* class bits, -1 when fstat failed */
+};
+
 static void run_classify(void *p)
 {
 	struct classify_args *a = p;
-	int saved = errno;
-	a->kind = kind_of(a->fd);
-	errno = saved;
+	a->bits = class_bits(a->fd);
 }
 
 RTO_FN(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify);
 
-/* ---- on the caller ---------------------------------------------------------- */
+/* ---- on the caller -------------------------------------------------------------- */
+
+/* The class bits of fd for a marked thread; -1: unknown (and not to be learnt). */
+static int bits_of(int fd)
+{
+	uint32_t e = CMM_LOAD_SHARED(table[fd]);
+	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
+		return (int)(e & BITS);
+	/* No request from a strict thread; a thread under its own filter runs it all here. */
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_filter)
+		return -1;
+	/* First use since the descriptor was born: ask the kernel, off this CPU. */
+	if (!CMM_LOAD_SHARED(table_used)) {
+		use_table();
+		e = CMM_LOAD_SHARED(table[fd]);
+	}
+	struct classify_args a = {.fd = fd};
+	rto_offload_internal(&rto_fn_fd_classify, &a);
+	if (a.bits < 0)
+		return -1;    /* not open (EBADF): let the call itself fail */
+	store(fd, e, a.bits); /* lost to a forget: answer this call only */
+	return a.bits;
+}
 
 int rto_fd_runs_local(int fd)
 {
 	if (fd < 0 || fd >= FD_MAX || !rto_opt.fd_local)
 		return 0; /* fd_local=none: nothing to learn */
-	uint16_t e = CMM_LOAD_SHARED(table[fd]);
-	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
-		return (e & CLASS_MASK) == CLASS_LOCAL;
-
-	/* First use since the descriptor was born: ask the kernel, off this CPU. */
-	if (!CMM_LOAD_SHARED(table_used)) {
-		uatomic_set(&table_used, 1);
-		cmm_smp_mb(); /* before the generation we start from: see rto_fd_forget */
-		e = CMM_LOAD_SHARED(table[fd]);
-	}
-	struct classify_args a = {.fd = fd};
-	rto_offload_internal(&rto_fn_fd_classify, &a);
-	if (a.kind < 0)
-		return 0; /* not open (EBADF): let the call itself fail, offloaded */
-	int local = (a.kind & (int)rto_opt.fd_local) != 0;
-	uint16_t known = (uint16_t)((e & ~CLASS_MASK) | (local ? CLASS_LOCAL : CLASS_REMOTE));
-	uatomic_cmpxchg(&table[fd], e, known); /* lost to a forget: answer this call only */
-	return local;
+	int bits = bits_of(fd);
+	return bits >= 0 && (bits & CLASS_MASK) == CLASS_LOCAL;
 }
+
+int rto_fd_async_path(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX)
+		return 0;
+	int bits = bits_of(fd);
+	return bits >= 0 && (bits & ASYNC_PATH);
+}
+
+/* ---- where descriptors are born and die ------------------------------------------ */
 
 void rto_fd_forget(int fd)
 {
@@ -108,13 +210,104 @@ void rto_fd_forget(int fd)
 	if (fd < 0 || fd >= FD_MAX || RTO_LIKELY(!CMM_LOAD_SHARED(table_used)))
 		return;
 	uatomic_add(&table[fd], GEN_ONE); /* class bits stay; the generation moves on */
-	uatomic_and(&table[fd], (uint16_t)~CLASS_MASK);
+	uatomic_and(&table[fd], ~(uint32_t)BITS);
 }
 
 void rto_fd_forget_all(void)
 {
 	for (int fd = 0; fd < FD_MAX; fd++)
 		rto_fd_forget(fd);
+}
+
+/* May this thread ask the kernel about a new descriptor here? */
+static int may_classify_here(void)
+{
+	/* A marked thread: no system call; a vfork child: its descriptors are not ours. */
+	if (rto_self.route != RTO_ROUTE_DIRECT || rto_self.vforking)
+		return 0;
+	return rto_helper_is_self() || CMM_LOAD_SHARED(eager);
+}
+
+void rto_fd_born(int fd, int kind)
+{
+	rto_fd_forget(fd);
+	if (fd < 0 || fd >= FD_MAX || !CMM_LOAD_SHARED(table_used) || rto_self.vforking)
+		return;
+	if (kind >= 0) { /* a pipe, a socket, an eventfd: no path, no question to ask */
+		uint32_t e = CMM_LOAD_SHARED(table[fd]);
+		store(fd, e, (kind & (int)rto_opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE);
+		return;
+	}
+	if (may_classify_here())
+		classify_here(fd);
+}
+
+void rto_fd_born_like(int newfd, int oldfd)
+{
+	if (oldfd < 0 || oldfd >= FD_MAX || newfd < 0 || newfd >= FD_MAX || newfd == oldfd) {
+		rto_fd_born(newfd, -1);
+		return;
+	}
+	rto_fd_forget(newfd);
+	if (!CMM_LOAD_SHARED(table_used) || rto_self.vforking)
+		return;
+	uint32_t e = CMM_LOAD_SHARED(table[newfd]);
+	uint32_t like = CMM_LOAD_SHARED(table[oldfd]);
+	if ((like & CLASS_MASK) != CLASS_UNKNOWN)
+		store(newfd, e, (int)(like & BITS)); /* the same open file */
+	else if (may_classify_here())
+		classify_here(newfd);
+}
+
+void rto_fd_eager(void)
+{
+	use_table();
+	uatomic_set(&eager, 1);
+}
+
+/* Each descriptor listed in /proc/self/fd (raw system calls: any thread may call this). */
+static int classify_listed(void)
+{
+	char buf[4096];
+	long n;
+	int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dir < 0)
+		return -1;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			char *end;
+			long fd = strtol(d->d_name, &end, 10);
+			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && !*end && fd != dir &&
+			    fd < FD_MAX)
+				classify_here((int)fd);
+			off += d->d_reclen;
+		}
+	}
+	syscall(SYS_close, dir);
+	return 0;
+}
+
+void rto_fd_classify_open(void)
+{
+	if (rto_self.vforking)
+		return;
+	use_table();
+	if (classify_listed() == 0)
+		return;
+	/* No /proc: every number up to the descriptor limit. */
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : 1024;
+	for (long fd = 0; fd < max && fd < FD_MAX; fd++)
+		classify_here((int)fd);
+}
+
+void rto_fd_init(void)
+{
+	if (rto_opt.mode == RT_OFFLOAD_MODE_STRICT || rto_async_paths)
+		rto_fd_eager();
 }
 
 int rto_fd_of_file(FILE *f)

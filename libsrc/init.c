@@ -23,7 +23,8 @@ void rto_init_once(void)
 	rto_fork_init();
 	rto_stream_selftest();
 	rto_thread_init();
-	rto_async_init();
+	rto_async_init(); /* async_path= */
+	rto_fd_init();	  /* classify descriptors where they are born? (strict, async_path) */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */

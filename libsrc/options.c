@@ -258,6 +258,35 @@ static int parse_fd_local(const struct key *k, struct val v, struct rto_options 
 	return each_item(v, o, parse_fd_kind);
 }
 
+/*
+ * async_path=/var/log/app,/srv/log: absolute prefixes, at most 16, comma
+ * separated (a path holding ',' cannot be one; one holding ':' is quoted).
+ */
+#define ASYNC_PATHS_MAX 16
+
+static int check_async_path(struct val w, struct rto_options *o)
+{
+	(void)o;
+	if (w.n == 0 || w.s[0] != '/' || w.n >= PATH_MAX || memchr(w.s, '\n', w.n))
+		return -1;
+	return 0;
+}
+
+static int parse_async_path(const struct key *k, struct val v, struct rto_options *o)
+{
+	size_t items = 1;
+
+	(void)k;
+	for (size_t i = 0; i < v.n; i++)
+		items += v.s[i] == ',';
+	if (v.n >= sizeof(o->async_path) || items > ASYNC_PATHS_MAX ||
+	    each_item(v, o, check_async_path) < 0)
+		return -1;
+	memcpy(o->async_path, v.s, v.n);
+	o->async_path[v.n] = '\0';
+	return 0;
+}
+
 static const struct word modes[] = {
 	{"offload", RT_OFFLOAD_MODE_OFFLOAD},
 	{"strict", RT_OFFLOAD_MODE_STRICT},
@@ -329,6 +358,10 @@ static const struct key keys[] = {
 	NUMBER(mlock, 0, 1, "0 or 1"),
 	NUMBER(async_ring_kb, 4, 1048576, "a whole number of KiB from 4 to 1048576"),
 	WORDS(async_full, async_full_words, "wait or sync"),
+	KEY("async_path", parse_async_path, 0, 0, NULL,
+	    "a comma list of absolute path prefixes (at most " STR(
+		    ASYNC_PATHS_MAX) ", "
+				     "1023 bytes in all)"),
 	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),

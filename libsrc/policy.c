@@ -10,6 +10,9 @@
  * Class rules apply first and function rules after them, whatever their
  * order, so "desc:strict,write:offload" refuses every descriptor call but
  * write.  Applied once at load, before any thread can be marked.
+ *
+ * One more name: "faults:warn" reports the page faults a marked thread
+ * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
 #include "rto.h"
 
@@ -70,6 +73,13 @@ static int apply(const char *rule, size_t n, int pass, char *err, size_t len)
 		return fail(err, len, "handling must be offload, local, strict, warn or async, not",
 			    h, hn);
 
+	if (nn == 6 && memcmp(rule, "faults", 6) == 0) {
+		if (handling != RTO_WARN)
+			return fail(err, len, "faults takes warn only (faults:warn), not", h, hn);
+		if (pass == 0)
+			rto_fault_watch = 1;
+		return 0;
+	}
 	int cls = lookup(class_names, RTO_CLASS_COUNT, rule, nn);
 	int found = cls >= 0;
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
@@ -165,6 +175,8 @@ void rto_policy_load(void)
 
 int rto_policy_has_async(void)
 {
+	if (rto_async_paths)
+		return 1;
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
 		if ((*f)->handling == RTO_ASYNC)
 			return 1;

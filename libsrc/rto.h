@@ -64,6 +64,7 @@ struct rto_options {
 	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
 	unsigned async_ring_kb;	     /* async_ring_kb=N: each thread's ring */
 	int async_full;		     /* async_full=wait|sync */
+	char async_path[1024];	     /* async_path=PREFIX,...: checked by options.c */
 	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
 	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
 	int verbosity;
@@ -112,6 +113,17 @@ enum rto_route {
 	RTO_ROUTE_BUSY = 3,   /* marked, waiting for an offload: nested calls go direct */
 };
 
+/*
+ * A thread's own statistics (stats.c): written by the thread only, read by
+ * the exit report.  Calls are counted on the caller's path, into TLS.
+ */
+struct rto_thread_stats {
+	uint64_t offloaded, local, denied, async;
+	uint64_t marked_ns;    /* finished marked intervals */
+	uint64_t marked_at;    /* rto_now_ns() when the current one began */
+	uint64_t minor, major; /* page faults of the finished marked intervals */
+};
+
 struct rto_thread {
 	unsigned char route;	      /* the only field the unmarked fast path reads */
 	unsigned char mode;	      /* RT_OFFLOAD_MODE_* + 1; 0: not set, use mode= */
@@ -124,9 +136,26 @@ struct rto_thread {
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
 	unsigned char own_filter;     /* a seccomp filter of its own: calls run here */
 	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */
+	unsigned char vforking;	      /* a vfork() child runs on this state: not our descriptors */
+	unsigned char exited;	      /* thread.c: its exit was accounted */
+	int row;		      /* stats.c: 1 + its row in the thread table; -1: table full */
+	struct rto_thread_stats st;   /* stats.c */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
+
+/*
+ * A counter written by one thread and read by others (the exit report):
+ * relaxed atomics, plain loads and stores on every target we build for.
+ */
+static inline uint64_t rto_read64(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+static inline void rto_own_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
 
 /* The calling thread's mode: its own, else the mode= option. */
 RTO_HIDDEN int rto_thread_mode(void);
@@ -144,6 +173,17 @@ RTO_HIDDEN void rto_thread_marked(void);
 RTO_HIDDEN void rto_thread_unmarked(void);
 RTO_HIDDEN void rto_thread_init(void);
 RTO_HIDDEN void rto_thread_faults(uint64_t *minor, uint64_t *major);
+/* thread.c: t (another thread, tid) was marked / unmarked by mark= (automark.c). */
+RTO_HIDDEN void rto_thread_marked_remote(struct rto_thread *t, pid_t tid);
+RTO_HIDDEN void rto_thread_unmarked_remote(struct rto_thread *t, pid_t tid);
+/* thread.c: the calling thread exits (a thread-specific destructor). */
+RTO_HIDDEN void rto_thread_exits(void);
+/* thread.c: in a forked child, the forking thread's counting starts afresh. */
+RTO_HIDDEN void rto_thread_after_fork(void);
+/* thread.c: faults and marked time are counted (stats=1 or stats_file=). */
+RTO_HIDDEN int rto_thread_counting(void);
+/* thread.c: the fault counters of thread tid (0: the caller): 0, or -1. */
+RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *major);
 
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
@@ -188,7 +228,10 @@ RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
-/* policy.c: does any call have the async handling? */
+/* async_path=: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
+RTO_HIDDEN int rto_async_path_match(const char *path);
+RTO_HIDDEN extern int rto_async_paths; /* async_path= was given */
+/* policy.c: does any call have the async handling (or async_path= some files)? */
 RTO_HIDDEN int rto_policy_has_async(void);
 
 enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
@@ -202,11 +245,44 @@ RTO_HIDDEN void rto_policy_load(void);
 RTO_HIDDEN int rto_policy_rule(const char *rule, size_t n, char *err, size_t len);
 
 /* callsite.c: where does realtime code make this call? */
-enum rto_event { RTO_EVENT_WARN, RTO_EVENT_STRICT, RTO_EVENT_OFFLOAD };
+enum rto_event { RTO_EVENT_WARN, RTO_EVENT_STRICT, RTO_EVENT_OFFLOAD, RTO_EVENT_FAULT };
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_callsite_init(void);
-RTO_HIDDEN void rto_callsite_at_exit(int fd);
+
+/* One call site, for the exit report (stats.c). */
+struct rto_site_row {
+	const char *where, *event, *fn;
+	uint64_t count, total_ns, max_ns; /* offload: round trips */
+	uint64_t minor, major;		  /* fault: faults taken at the site's calls */
+	int suppressed;
+};
+/* The site after *pos (start at 0): 1 and *row, or 0 at the end. */
+RTO_HIDDEN int rto_callsite_next(unsigned *pos, struct rto_site_row *row);
+
+/*
+ * faults:warn (policy=): a marked thread's page faults across each wrapped
+ * call are measured (getrusage RUSAGE_THREAD before and after: a diagnostic
+ * mode, two system calls per call) and a call that faulted is reported as
+ * event 'fault'.  RTO_WATCHED(fn, stmt) runs a wrapper's routed part.
+ */
+RTO_HIDDEN extern int rto_fault_watch;
+struct rto_fault_mark {
+	uint64_t minor, major, excluded;
+};
+RTO_HIDDEN void rto_fault_begin(struct rto_fault_mark *m);
+RTO_HIDDEN void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn);
+#define RTO_WATCHED(fn, stmt)                          \
+	do {                                           \
+		if (RTO_UNLIKELY(rto_fault_watch)) {   \
+			struct rto_fault_mark rto_fm_; \
+			rto_fault_begin(&rto_fm_);     \
+			stmt;                          \
+			rto_fault_end(&rto_fm_, (fn)); \
+		} else {                               \
+			stmt;                          \
+		}                                      \
+	} while (0)
 
 #define RTO_HIST_SUB	 8  /* sub-buckets per power of two: 12.5% resolution */
 #define RTO_HIST_POW	 40 /* up to 2^40 ns, about 18 minutes */
@@ -302,13 +378,40 @@ RTO_HIDDEN void rto_offload_internal(struct rto_fn *fn, void *args);
 #define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
 #define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
 
-/* 1: run locally.  May classify fd first (fstat/fstatfs, offloaded). */
+/*
+ * 1: run locally.  May classify fd first (fstat/fstatfs, offloaded), but
+ * never for a strict thread: an unknown descriptor is not local there.
+ */
 RTO_HIDDEN int rto_fd_runs_local(int fd);
-/* fd was created, replaced or closed: its cached class is no longer true. */
+/* 1: fd's file lies under async_path= (classified as above when unknown). */
+RTO_HIDDEN int rto_fd_async_path(int fd);
+/* fd was replaced or closed: its cached class is no longer true. */
 RTO_HIDDEN void rto_fd_forget(int fd);
 RTO_HIDDEN void rto_fd_forget_all(void);
+/*
+ * fd was just created (kind: RTO_FD_* when the call says what it is, -1
+ * when only the kernel knows).  A known kind is cached on the spot; an
+ * unknown one is asked of the kernel by a helper, or by an unmarked thread
+ * when descriptors are classified where they are born (rto_fd_eager).
+ */
+RTO_HIDDEN void rto_fd_born(int fd, int kind);
+/* newfd was made from oldfd (dup): the same open file, the same class. */
+RTO_HIDDEN void rto_fd_born_like(int newfd, int oldfd);
+/* From now on unmarked threads classify the descriptors they create. */
+RTO_HIDDEN void rto_fd_eager(void);
+/* Classify every open descriptor the cache does not know, here (not a call path). */
+RTO_HIDDEN void rto_fd_classify_open(void);
+RTO_HIDDEN void rto_fd_init(void);
 RTO_HIDDEN int rto_fd_of_file(FILE *f);
 RTO_HIDDEN extern struct rto_fn rto_fn_fd_classify; /* counted like a call */
+
+/* Does this write (to fd, or to stream f) go through the async ring? */
+static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
+{
+	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC))
+		return 1;
+	return RTO_UNLIKELY(rto_async_paths) && rto_fd_async_path(f ? rto_fd_of_file(f) : fd);
+}
 
 /* ---- transport.c / helper.c: the offload itself -------------------------- */
 
@@ -437,8 +540,20 @@ RTO_HIDDEN uint64_t rto_now_ns(void);
 RTO_HIDDEN void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
 RTO_HIDDEN void rto_stats_at_exit(void);
+/*
+ * The thread table: a row per marked thread (claimed at its first mark,
+ * off the call path), kept after it exits; past THREAD_ROWS threads, one
+ * "other threads" row.  Called when a marked interval of t begins; tid:
+ * the thread's (0: the caller's own).
+ */
+RTO_HIDDEN void rto_stats_thread_marked(struct rto_thread *t, pid_t tid);
+/* A thread of the table is done: its counts go into its row (or "other"). */
+RTO_HIDDEN void rto_stats_thread_fold(void);
+/* A finished marked interval of a thread beyond the table (time, faults). */
+RTO_HIDDEN void rto_stats_other_interval(uint64_t ns, uint64_t minor, uint64_t major);
 
 /* ---- report.c: the library's own messages -------------------------------- */
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Counters and round-trip histograms, per wrapped function.  Updates are
- * single atomic adds (wait-free) on the caller's path; readers sum them.
- * The exit report and stats_file are written with raw syscalls: at exit the
- * wrappers, stdio and even the helpers may be unusable.
+ * Counters and round-trip histograms, per wrapped function and per marked
+ * thread.  Per function, updates are single atomic adds (wait-free) on the
+ * caller's path; readers sum them.  Per thread, the caller counts into its
+ * own TLS (struct rto_thread_stats: a plain increment, no shared line); the
+ * thread table below only points at that TLS, and a thread that exits
+ * leaves its final counts in its row.  The exit report and stats_file are
+ * written with raw syscalls: at exit the wrappers, stdio and even the
+ * helpers may be unusable.
  */
 #include "rto.h"
 
@@ -11,10 +15,184 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rtoffload.h"
+
+/* ---- the thread table ------------------------------------------------------ */
+
+#define THREAD_ROWS 256
+
+enum { ROW_FREE, ROW_LIVE, ROW_FOLDING, ROW_DEAD };
+
+/*
+ * A row is claimed with one atomic add when a thread is first marked
+ * (never on the call path).  While the thread lives the row points at its
+ * TLS; when it exits, the thread itself copies its counts into the row
+ * (ROW_LIVE -> ROW_FOLDING -> ROW_DEAD).  A reader announces itself in
+ * `readers` before it looks at `state`, and the exiting thread waits for
+ * the readers to leave before its TLS goes away (Dekker's pattern: both
+ * sides write, full barrier, read the other's word).
+ */
+struct row {
+	int32_t state;
+	int32_t readers;
+	pid_t tid;
+	struct rto_thread *t;	    /* ROW_LIVE: the thread's own state */
+	char name[16];		    /* ROW_DEAD: its name when it exited */
+	struct rto_thread_stats st; /* ROW_DEAD: its final counts */
+};
+
+static struct row rows[THREAD_ROWS];
+static uint32_t rows_claimed; /* may run past THREAD_ROWS: those are "other threads" */
+
+/* Threads beyond the table: counted here with atomics (rare by design). */
+static struct {
+	uint64_t threads, offloaded, local, denied, async;
+	uint64_t marked_ns, minor, major; /* their finished marked intervals */
+	int64_t marked_now;		  /* of them, marked right now */
+} other;
+
+static void count_thread(uint64_t *mine, uint64_t *others)
+{
+	if (RTO_UNLIKELY(__atomic_load_n(&rto_self.row, __ATOMIC_RELAXED) < 0))
+		uatomic_inc(others);
+	else
+		rto_own_add(mine, 1);
+}
+
+void rto_stats_thread_marked(struct rto_thread *t, pid_t tid)
+{
+	if (t->row < 0) { /* beyond the table: a marked interval begins */
+		uatomic_add(&other.marked_now, 1);
+		return;
+	}
+	if (t->row > 0)
+		return;
+	uint32_t i = uatomic_add_return(&rows_claimed, 1) - 1;
+	if (i >= THREAD_ROWS) {
+		uatomic_inc(&other.threads);
+		uatomic_add(&other.marked_now, 1);
+		__atomic_store_n(&t->row, -1, __ATOMIC_RELAXED);
+		return;
+	}
+	rows[i].tid = tid ? tid : (pid_t)syscall(SYS_gettid);
+	rows[i].t = t;
+	uatomic_set(&rows[i].state, ROW_LIVE); /* full barrier: the fields first */
+	__atomic_store_n(&t->row, (int)i + 1, __ATOMIC_RELAXED);
+}
+
+void rto_stats_other_interval(uint64_t ns, uint64_t minor, uint64_t major)
+{
+	uatomic_add(&other.marked_ns, ns);
+	uatomic_add(&other.minor, minor);
+	uatomic_add(&other.major, major);
+	uatomic_add(&other.marked_now, -1);
+}
+
+void rto_stats_thread_fold(void)
+{
+	if (rto_self.row <= 0)
+		return; /* none, or "other threads": counted there already */
+	struct row *r = &rows[rto_self.row - 1];
+	if (uatomic_cmpxchg(&r->state, ROW_LIVE, ROW_FOLDING) != ROW_LIVE)
+		return;
+	cmm_smp_mb(); /* the state, then the readers: see struct row */
+	while (uatomic_read(&r->readers))
+		caa_cpu_relax(); /* a reader copies a few words: bounded */
+	prctl(PR_GET_NAME, (unsigned long)r->name, 0, 0, 0);
+	r->st = rto_self.st;
+	uatomic_set(&r->state, ROW_DEAD); /* full barrier: the copy first */
+}
+
+/* A row as the report shows it. */
+struct thread_view {
+	char name[17];
+	pid_t tid;
+	int exited;
+	struct rto_thread_stats st;
+};
+
+static void read_comm(pid_t tid, char *name, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long n = fd >= 0 ? syscall(SYS_read, fd, name, len - 1) : -1;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (n <= 0)
+		n = snprintf(name, len, "?");
+	name[n] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+}
+
+/* The counts of a live thread, its current marked interval included. */
+static int read_live(struct row *r, struct thread_view *v)
+{
+	struct rto_thread *t = r->t;
+	uint64_t minor, major;
+
+	uatomic_add_return(&r->readers, 1); /* full barrier: see struct row */
+	int live = uatomic_read(&r->state) == ROW_LIVE;
+	if (live) {
+		for (size_t i = 0; i < sizeof(v->st) / sizeof(uint64_t); i++)
+			((uint64_t *)&v->st)[i] = rto_read64((const uint64_t *)&t->st + i);
+		if (CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT && rto_thread_counting() &&
+		    rto_thread_fault_counts(r->tid, &minor, &major) == 0) {
+			uint64_t now = rto_now_ns(), mi0 = rto_read64(&t->minflt),
+				 ma0 = rto_read64(&t->majflt);
+			v->st.marked_ns += now > v->st.marked_at ? now - v->st.marked_at : 0;
+			v->st.minor += minor > mi0 ? minor - mi0 : 0;
+			v->st.major += major > ma0 ? major - ma0 : 0;
+		}
+	}
+	uatomic_add_return(&r->readers, -1);
+	return live;
+}
+
+static void view_of(struct row *r, struct thread_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->tid = r->tid;
+	if (read_live(r, v)) {
+		read_comm(r->tid, v->name, sizeof(v->name));
+		return;
+	}
+	while (uatomic_read(&r->state) != ROW_DEAD)
+		caa_cpu_relax(); /* the thread is copying its counts */
+	v->exited = 1;
+	v->st = r->st;
+	memcpy(v->name, r->name, sizeof(r->name));
+	v->name[16] = '\0';
+}
+
+static unsigned rows_used(void)
+{
+	uint32_t n = uatomic_read(&rows_claimed);
+	return n < THREAD_ROWS ? n : THREAD_ROWS;
+}
+
+/* The next row that is filled in (a claim publishes its state last). */
+static int next_row(unsigned *i, struct thread_view *v)
+{
+	for (; *i < rows_used(); (*i)++)
+		if (uatomic_read(&rows[*i].state) != ROW_FREE) {
+			view_of(&rows[(*i)++], v);
+			return 1;
+		}
+	return 0;
+}
+
+static void reset_threads(void)
+{
+	memset(rows, 0, sizeof(rows));
+	memset(&other, 0, sizeof(other));
+	rows_claimed = 0;
+}
 
 /* Log-linear bucket: 8 per power of two (12.5%), exact below 8 ns. */
 static unsigned bucket_of(uint64_t ns)
@@ -49,27 +227,42 @@ static void raise_max(uint64_t *max, uint64_t ns)
 	}
 }
 
+/* The program's own calls count for the thread; the library's requests do not. */
 void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns)
 {
 	uatomic_inc(&fn->ctr->offloaded);
 	uatomic_inc(&fn->ctr->hist[bucket_of(ns)]);
 	raise_max(&fn->ctr->max_ns, ns);
+	if (fn->cls != RTO_CLASS_INTERNAL)
+		count_thread(&rto_self.st.offloaded, &other.offloaded);
 }
 
 void rto_stats_local(struct rto_fn *fn)
 {
 	uatomic_inc(&fn->ctr->local);
+	if (fn->cls != RTO_CLASS_INTERNAL)
+		count_thread(&rto_self.st.local, &other.local);
 }
 
 void rto_stats_denied(struct rto_fn *fn)
 {
 	uatomic_inc(&fn->ctr->denied);
+	count_thread(&rto_self.st.denied, &other.denied);
 }
 
+void rto_stats_async(struct rto_fn *fn)
+{
+	uatomic_inc(&fn->ctr->async);
+	count_thread(&rto_self.st.async, &other.async);
+}
+
+/* A forked child: nothing of its parent's, and only the forking thread lives on. */
 void rto_stats_reset(void)
 {
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
 		memset((*f)->ctr, 0, sizeof(*(*f)->ctr));
+	reset_threads();
+	rto_thread_after_fork(); /* the forking thread: a fresh row if it is counted */
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -187,6 +380,73 @@ static int used(const struct summary *s)
 	return s->offloaded || s->local || s->denied || s->async;
 }
 
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void out_json_str(struct out *o, const char *s)
+{
+	out_printf(o, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			out_printf(o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			out_printf(o, "\\u%04x", c);
+		else
+			out_printf(o, "%c", c);
+	}
+	out_printf(o, "\"");
+}
+
+static void write_threads_table(struct out *o)
+{
+	struct thread_view v;
+	unsigned i = 0;
+
+	if (!uatomic_read(&rows_claimed))
+		return;
+	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s\n", "thread", "tid",
+		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt");
+	while (next_row(&i, &v))
+		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s\n", v.name,
+			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
+			   v.st.denied, v.st.async, v.st.minor, v.st.major,
+			   v.exited ? " (exited)" : "");
+	uint64_t n = uatomic_read(&other.threads);
+	if (n)
+		out_printf(o,
+			   "%-16s %8s %14lu %10lu %10lu %10lu %10lu %10lu %10lu (%lu threads: the "
+			   "table of %d rows is full; %ld of them marked now, their current "
+			   "marked time and faults not included)\n",
+			   "other threads", "-", uatomic_read(&other.marked_ns) / 1000,
+			   uatomic_read(&other.offloaded), uatomic_read(&other.local),
+			   uatomic_read(&other.denied), uatomic_read(&other.async),
+			   uatomic_read(&other.minor), uatomic_read(&other.major), n, THREAD_ROWS,
+			   (long)uatomic_read(&other.marked_now));
+}
+
+static void write_sites_table(struct out *o)
+{
+	struct rto_site_row s;
+	unsigned pos = 0;
+
+	while (rto_callsite_next(&pos, &s)) {
+		if (!strcmp(s.event, "offload"))
+			out_printf(o,
+				   "rtoffload: site %-24s %-8s %-16s count %lu avg_ns %lu max_ns "
+				   "%lu\n",
+				   s.where, s.event, s.fn, s.count,
+				   s.count ? s.total_ns / s.count : 0, s.max_ns);
+		else if (!strcmp(s.event, "fault"))
+			out_printf(o,
+				   "rtoffload: site %-24s %-8s %-16s count %lu minor %lu major "
+				   "%lu%s\n",
+				   s.where, s.event, s.fn, s.count, s.minor, s.major,
+				   s.suppressed ? " (suppressed)" : "");
+		else
+			out_printf(o, "rtoffload: site %-24s %-8s %-16s count %lu%s\n", s.where,
+				   s.event, s.fn, s.count, s.suppressed ? " (suppressed)" : "");
+	}
+}
+
 static void write_table(struct out *o)
 {
 	struct summary s;
@@ -211,6 +471,69 @@ static void write_table(struct out *o)
 	rto_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
+	write_threads_table(o);
+	write_sites_table(o);
+}
+
+static void write_json_counts(struct out *o, const struct rto_thread_stats *st)
+{
+	out_printf(o,
+		   "\"marked_ns\":%lu,\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,"
+		   "\"minor_faults\":%lu,\"major_faults\":%lu",
+		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->minor,
+		   st->major);
+}
+
+static void write_json_threads(struct out *o)
+{
+	struct thread_view v;
+	unsigned i = 0;
+	const char *sep = "";
+
+	out_printf(o, ",\"threads\":[");
+	while (next_row(&i, &v)) {
+		out_printf(o, "%s{\"thread\":", sep);
+		out_json_str(o, v.name);
+		out_printf(o, ",\"tid\":%d,\"exited\":%d,", (int)v.tid, v.exited);
+		write_json_counts(o, &v.st);
+		out_printf(o, "}");
+		sep = ",";
+	}
+	struct rto_thread_stats st = {
+		.offloaded = uatomic_read(&other.offloaded),
+		.local = uatomic_read(&other.local),
+		.denied = uatomic_read(&other.denied),
+		.async = uatomic_read(&other.async),
+		.marked_ns = uatomic_read(&other.marked_ns),
+		.minor = uatomic_read(&other.minor),
+		.major = uatomic_read(&other.major),
+	};
+	out_printf(o, "],\"other_threads\":{\"threads\":%lu,\"table_rows\":%d,\"marked_now\":%ld,",
+		   uatomic_read(&other.threads), THREAD_ROWS,
+		   (long)uatomic_read(&other.marked_now));
+	write_json_counts(o, &st);
+	out_printf(o, "}");
+}
+
+static void write_json_sites(struct out *o)
+{
+	struct rto_site_row s;
+	unsigned pos = 0;
+	const char *sep = "";
+
+	out_printf(o, ",\"sites\":[");
+	while (rto_callsite_next(&pos, &s)) {
+		out_printf(o, "%s{\"where\":", sep);
+		out_json_str(o, s.where);
+		out_printf(
+			o,
+			",\"event\":\"%s\",\"function\":\"%s\",\"count\":%lu,\"suppressed\":%d,"
+			"\"avg_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,\"major_faults\":%lu}",
+			s.event, s.fn, s.count, s.suppressed, s.count ? s.total_ns / s.count : 0,
+			s.max_ns, s.minor, s.major);
+		sep = ",";
+	}
+	out_printf(o, "]");
 }
 
 static void write_json(struct out *o)
@@ -238,7 +561,10 @@ static void write_json(struct out *o)
 			   s.max);
 		sep = ",";
 	}
-	out_printf(o, "]}\n");
+	out_printf(o, "]");
+	write_json_threads(o);
+	write_json_sites(o);
+	out_printf(o, "}\n");
 }
 
 /* stats_file: "%p" becomes the pid, so each process of a tree has its own. */
@@ -268,7 +594,6 @@ void rto_stats_at_exit(void)
 		o.fd = 2;
 		write_table(&o);
 		out_flush(&o);
-		rto_callsite_at_exit(2);
 	}
 	if (!rto_opt.stats_file[0])
 		return;

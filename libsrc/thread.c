@@ -3,10 +3,14 @@
 #include "rto.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rtoffload.h"
 
@@ -86,20 +90,107 @@ RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return ret;
 }
 
-/* ---- traps: page faults while marked ---------------------------------------- */
+/* ---- marked time and page faults --------------------------------------------- */
 
-static uint64_t faults_minor, faults_major; /* of threads no longer marked */
-static pthread_key_t exit_key;		    /* unmark accounting when a marked thread exits */
+static uint64_t faults_minor, faults_major; /* finished marked intervals, every thread */
+static pthread_key_t exit_key;		    /* a counted thread's exit is accounted */
 
-static void fault_counts(uint64_t *minor, uint64_t *major)
+/*
+ * Faults and marked time are counted when stats were asked for (stats=1,
+ * stats_file=): then a mark and an unmark each cost one getrusage() and a
+ * thread's first mark claims its row in the thread table (stats.c).
+ * Otherwise a mark is a flag flip.
+ */
+int rto_thread_counting(void)
+{
+	return rto_opt.stats || rto_opt.stats_file[0];
+}
+
+/* Fields 10 (minflt) and 12 (majflt) of /proc/self/task/TID/stat. */
+static int proc_faults(pid_t tid, uint64_t *minor, uint64_t *major)
+{
+	char path[64], buf[1024];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+	unsigned long mi, ma;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &mi, &ma) != 2)
+		return -1;
+	*minor = mi;
+	*major = ma;
+	return 0;
+}
+
+int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *major)
 {
 	struct rusage ru;
+	int saved = errno;
 
 	*minor = *major = 0;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		*minor = (uint64_t)ru.ru_minflt;
-		*major = (uint64_t)ru.ru_majflt;
+	if (tid) {
+		int ret = proc_faults(tid, minor, major);
+		errno = saved;
+		return ret;
 	}
+	if (getrusage(RUSAGE_THREAD, &ru) != 0) {
+		errno = saved;
+		return -1;
+	}
+	*minor = (uint64_t)ru.ru_minflt;
+	*major = (uint64_t)ru.ru_majflt;
+	return 0;
+}
+
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+/* A marked interval of t (the caller when tid is 0) begins. */
+static void begin_marked(struct rto_thread *t, pid_t tid)
+{
+	uint64_t minor, major;
+
+	if (!rto_thread_counting())
+		return;
+	rto_thread_fault_counts(tid, &minor, &major);
+	__atomic_store_n(&t->minflt, minor, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->majflt, major, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->st.marked_at, rto_now_ns(), __ATOMIC_RELAXED);
+	rto_stats_thread_marked(t, tid);
+	if (!tid)
+		pthread_setspecific(exit_key, &rto_self); /* non-NULL: the destructor runs */
+}
+
+/* ... and ends: its time and faults go to the thread's row and the totals. */
+static void end_marked(struct rto_thread *t, pid_t tid)
+{
+	uint64_t minor, major;
+	int row = __atomic_load_n(&t->row, __ATOMIC_RELAXED);
+
+	if (!rto_thread_counting() || !row)
+		return;
+	rto_thread_fault_counts(tid, &minor, &major);
+	minor = since(minor, rto_read64(&t->minflt));
+	major = since(major, rto_read64(&t->majflt));
+	uint64_t ns = since(rto_now_ns(), rto_read64(&t->st.marked_at));
+	uatomic_add(&faults_minor, minor);
+	uatomic_add(&faults_major, major);
+	if (row < 0) {
+		rto_stats_other_interval(ns, minor, major);
+		return;
+	}
+	rto_own_add(&t->st.minor, minor);
+	rto_own_add(&t->st.major, major);
+	rto_own_add(&t->st.marked_ns, ns);
 }
 
 /* Touch the stack the thread will use, so that its first use does not fault. */
@@ -111,13 +202,18 @@ static __attribute__((noinline)) void prefault_stack(size_t bytes)
 }
 
 /*
- * Faults are counted when stats were asked for (stats=1, stats_file=):
- * then a mark and an unmark each cost one getrusage().  Otherwise a mark
- * is a flag flip.
+ * A strict thread makes no request at all, not even to learn what a
+ * descriptor is: the descriptors open now are classified here, at mark
+ * time, and those born later by unmarked threads where they are born
+ * (fdclass.c).  A descriptor it still does not know is not local: a
+ * by-descriptor call on it is refused like any other strict call.
  */
-static int counting_faults(void)
+static void strict_prepare(int mode)
 {
-	return rto_opt.stats || rto_opt.stats_file[0];
+	if (mode != RT_OFFLOAD_MODE_STRICT)
+		return;
+	rto_fd_eager();
+	rto_fd_classify_open();
 }
 
 void rto_thread_marked(void)
@@ -125,29 +221,51 @@ void rto_thread_marked(void)
 	if (rto_opt.prefault_stack_kb)
 		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
 	rto_async_thread_marked(); /* its ring, if some call is async: first mark only */
-	if (!counting_faults())
-		return;
-	fault_counts(&rto_self.minflt, &rto_self.majflt);
-	pthread_setspecific(exit_key, &rto_self); /* non-NULL: the destructor runs */
+	strict_prepare(rto_thread_mode());
+	begin_marked(&rto_self, 0);
 }
 
 void rto_thread_unmarked(void)
 {
-	uint64_t minor, major;
-
-	if (!counting_faults())
-		return;
-	fault_counts(&minor, &major);
-	uatomic_add(&faults_minor, minor - rto_self.minflt);
-	uatomic_add(&faults_major, major - rto_self.majflt);
-	pthread_setspecific(exit_key, NULL);
+	end_marked(&rto_self, 0);
 }
 
-static void thread_exits_marked(void *self)
+void rto_thread_marked_remote(struct rto_thread *t, pid_t tid)
+{
+	strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
+	begin_marked(t, tid);
+}
+
+void rto_thread_unmarked_remote(struct rto_thread *t, pid_t tid)
+{
+	end_marked(t, tid);
+}
+
+void rto_thread_exits(void)
+{
+	if (rto_self.exited)
+		return;
+	rto_self.exited = 1;
+	if (rto_self.route != RTO_ROUTE_DIRECT)
+		end_marked(&rto_self, 0);
+	rto_stats_thread_fold();
+}
+
+static void thread_exits(void *self)
 {
 	(void)self;
+	rto_thread_exits();
+}
+
+void rto_thread_after_fork(void)
+{
+	faults_minor = faults_major = 0;
+	if (!rto_self.row)
+		return;
+	rto_self.row = 0;
+	memset(&rto_self.st, 0, sizeof(rto_self.st));
 	if (rto_self.route != RTO_ROUTE_DIRECT)
-		rto_thread_unmarked();
+		begin_marked(&rto_self, 0); /* the child's own fault counters start at 0 */
 }
 
 /* Totals, plus what the calling thread has taken so far if it is marked. */
@@ -155,17 +273,18 @@ void rto_thread_faults(uint64_t *minor, uint64_t *major)
 {
 	*minor = CMM_LOAD_SHARED(faults_minor);
 	*major = CMM_LOAD_SHARED(faults_major);
-	if (rto_self.route != RTO_ROUTE_DIRECT && counting_faults()) {
+	if (rto_self.route != RTO_ROUTE_DIRECT && rto_thread_counting() && rto_self.row) {
 		uint64_t mi, ma;
-		fault_counts(&mi, &ma);
-		*minor += mi - rto_self.minflt;
-		*major += ma - rto_self.majflt;
+		if (rto_thread_fault_counts(0, &mi, &ma) == 0) {
+			*minor += since(mi, rto_self.minflt);
+			*major += since(ma, rto_self.majflt);
+		}
 	}
 }
 
 void rto_thread_init(void)
 {
-	pthread_key_create(&exit_key, thread_exits_marked);
+	pthread_key_create(&exit_key, thread_exits);
 }
 
 /* ---- the API ------------------------------------------------------------------- */
@@ -210,6 +329,9 @@ RTO_EXPORT int rt_offload_set_thread_mode(int mode)
 		errno = EINVAL;
 		return -1;
 	}
+	int was = rto_thread_mode();
 	rto_self.mode = (unsigned char)(mode + 1);
+	if (rto_self.route != RTO_ROUTE_DIRECT && was != mode)
+		strict_prepare(mode); /* marked already: learn its descriptors now */
 	return 0;
 }

@@ -25,6 +25,7 @@ static __thread unsigned char route_before_vfork RTO_TLS;
 void rto_vfork_enter(void)
 {
 	route_before_vfork = rto_self.route;
+	rto_self.vforking = 1; /* the child's descriptors are not ours: fdclass.c learns none */
 	if (rto_self.route == RTO_ROUTE_MARKED)
 		rto_self.route = RTO_ROUTE_BUSY;
 }
@@ -33,6 +34,7 @@ void rto_vfork_enter(void)
 long rto_vfork_leave(long ret)
 {
 	rto_self.route = route_before_vfork;
+	rto_self.vforking = 0;
 	if (ret < 0 && ret > -4096) {
 		errno = (int)-ret;
 		return -1;

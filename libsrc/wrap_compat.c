@@ -60,7 +60,10 @@ RTO_EXPORT char *rto_realpath_old(const char *path, char *resolved)
 	if (rto_direct())
 		return old_realpath_fn()(path, resolved);
 	struct args_realpath a = {.path = path, .resolved = resolved};
-	return rto_call(&rto_fn_realpath_GLIBC_2_2_5, &a, NULL) ? NULL : a.ret;
+	char *ret;
+	RTO_WATCHED(&rto_fn_realpath_GLIBC_2_2_5,
+		    ret = rto_call(&rto_fn_realpath_GLIBC_2_2_5, &a, NULL) ? NULL : a.ret);
+	return ret;
 }
 
 /* ---- posix_spawn{,p}@GLIBC_2.2.5 ------------------------------------------------- */
@@ -90,7 +93,9 @@ RTO_FN(posix_spawnp_GLIBC_2_2_5, RTO_CLASS_PROCESS, RTO_OFFLOAD, run_spawnp_old)
 
 static int spawn_old(struct rto_fn *fn, struct args_spawn *a)
 {
-	return rto_call(fn, a, NULL) ? RT_OFFLOAD_STRICT_ERRNO : a->ret;
+	int ret;
+	RTO_WATCHED(fn, ret = rto_call(fn, a, NULL) ? RT_OFFLOAD_STRICT_ERRNO : a->ret);
+	return ret;
 }
 
 __asm__(".symver rto_posix_spawn_old,posix_spawn@GLIBC_2.2.5");

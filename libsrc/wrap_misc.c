@@ -34,7 +34,9 @@ RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
 		return RTO_HAND_REAL(mremap)(addr, len, newlen, flags, newaddr);
 	struct rto_args_mremap a = {
 		.addr = addr, .len = len, .newlen = newlen, .flags = flags, .newaddr = newaddr};
-	return rto_call(&rto_fn_mremap, &a, NULL) ? MAP_FAILED : a.ret;
+	void *ret;
+	RTO_WATCHED(&rto_fn_mremap, ret = rto_call(&rto_fn_mremap, &a, NULL) ? MAP_FAILED : a.ret);
+	return ret;
 }
 
 /* ---- syslog ----------------------------------------------------------------- */
@@ -72,7 +74,7 @@ static void route_syslog(struct rto_fn *fn, int prio, int flag, const char *fmt,
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_syslog a = {.prio = prio, .flag = flag, .fmt = fmt, .ap = &copy};
-	rto_call(fn, &a, NULL);
+	RTO_WATCHED(fn, rto_call(fn, &a, NULL));
 	va_end(copy);
 }
 

@@ -25,68 +25,73 @@ static int has_mode(int flags)
 		va_end(ap);                     \
 	}
 
+/*
+ * The run functions run wherever the call does (a helper, the caller, an
+ * unmarked thread): the new descriptor's cached class is dropped, and
+ * learnt at once where that costs no realtime thread anything (fdclass.c).
+ */
 void rto_run_open(void *p)
 {
 	struct rto_args_open *a = p;
 	a->ret = RTO_HAND_REAL(open)(a->path, a->flags, a->mode);
+	rto_fd_born(a->ret, -1);
 }
 
 void rto_run_open64(void *p)
 {
 	struct rto_args_open *a = p;
 	a->ret = RTO_HAND_REAL(open64)(a->path, a->flags, a->mode);
+	rto_fd_born(a->ret, -1);
 }
 
 void rto_run_openat(void *p)
 {
 	struct rto_args_open *a = p;
 	a->ret = RTO_HAND_REAL(openat)(a->dirfd, a->path, a->flags, a->mode);
+	rto_fd_born(a->ret, -1);
 }
 
 void rto_run_openat64(void *p)
 {
 	struct rto_args_open *a = p;
 	a->ret = RTO_HAND_REAL(openat64)(a->dirfd, a->path, a->flags, a->mode);
+	rto_fd_born(a->ret, -1);
 }
 
-static int route_open(struct rto_fn *fn, int dirfd, const char *path, int flags, mode_t mode)
+static int route_open(struct rto_fn *fn, void (*run)(void *), int dirfd, const char *path,
+		      int flags, mode_t mode)
 {
 	struct rto_args_open a = {.dirfd = dirfd, .path = path, .flags = flags, .mode = mode};
-	return rto_call(fn, &a, NULL) ? -1 : a.ret;
+	int ret;
+
+	if (rto_direct()) {
+		run(&a);
+		return a.ret;
+	}
+	RTO_WATCHED(fn, ret = rto_call(fn, &a, NULL) ? -1 : a.ret);
+	return ret;
 }
 
 RTO_EXPORT int open(const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	int fd = rto_direct() ? RTO_HAND_REAL(open)(path, flags, mode)
-			      : route_open(&rto_fn_open, AT_FDCWD, path, flags, mode);
-	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
-	return fd;
+	return route_open(&rto_fn_open, rto_run_open, AT_FDCWD, path, flags, mode);
 }
 
 RTO_EXPORT int open64(const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	int fd = rto_direct() ? RTO_HAND_REAL(open64)(path, flags, mode)
-			      : route_open(&rto_fn_open64, AT_FDCWD, path, flags, mode);
-	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
-	return fd;
+	return route_open(&rto_fn_open64, rto_run_open64, AT_FDCWD, path, flags, mode);
 }
 
 RTO_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	int fd = rto_direct() ? RTO_HAND_REAL(openat)(dirfd, path, flags, mode)
-			      : route_open(&rto_fn_openat, dirfd, path, flags, mode);
-	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
-	return fd;
+	return route_open(&rto_fn_openat, rto_run_openat, dirfd, path, flags, mode);
 }
 
 RTO_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	RTO_MODE_ARG(flags, flags);
-	int fd = rto_direct() ? RTO_HAND_REAL(openat64)(dirfd, path, flags, mode)
-			      : route_open(&rto_fn_openat64, dirfd, path, flags, mode);
-	rto_fd_forget(fd); /* a new descriptor: whatever was cached under its number is gone */
-	return fd;
+	return route_open(&rto_fn_openat64, rto_run_openat64, dirfd, path, flags, mode);
 }

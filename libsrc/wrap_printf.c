@@ -35,12 +35,10 @@ RTO_RUN_ALIAS(__fprintf_chk);
 RTO_RUN_ALIAS(__vprintf_chk);
 RTO_RUN_ALIAS(__vfprintf_chk);
 
-static int route_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap)
+/* A marked thread's printf: queued (async), or through rto_call. */
+static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap)
 {
-	if (rto_direct())
-		return flag < 0 ? rto_real_vfprintf(f, fmt, ap)
-				: rto_real___vfprintf_chk(f, flag, fmt, ap);
-	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC)) {
+	if (rto_async_wanted(fn, -1, f)) {
 		int ret, q = rto_async_vprintf(fn, f, flag, fmt, ap, &ret);
 		if (q <= 0)
 			return q ? -1 : ret;
@@ -50,6 +48,16 @@ static int route_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, v
 	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt, .ap = &copy};
 	int ret = rto_call(fn, &a, f) ? -1 : a.ret;
 	va_end(copy);
+	return ret;
+}
+
+static int route_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap)
+{
+	if (rto_direct())
+		return flag < 0 ? rto_real_vfprintf(f, fmt, ap)
+				: rto_real___vfprintf_chk(f, flag, fmt, ap);
+	int ret;
+	RTO_WATCHED(fn, ret = routed_printf(fn, f, flag, fmt, ap));
 	return ret;
 }
 

@@ -33,7 +33,8 @@ struct param {
 
 struct call {
 	char cls[16], handling[16], name[64], fail[32], ret[64];
-	char forget[128]; /* "forget:a,b": descriptors whose cached class the call changes */
+	char forget[128]; /* "forget:a,b": descriptors the call closes */
+	char born[128];	  /* "born:a[=KIND],b": descriptors the call creates or replaces */
 	char async[128];  /* "async:FD,FILE,BUF,LEN,RET[,nl]": how to queue it; "async" alone: hand
 			   */
 	int can_async;
@@ -138,7 +139,8 @@ static void parse_params(struct call *c, char *text)
 	}
 }
 
-/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush  cancel */
+/* After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush
+ * cancel */
 static void parse_annotations(struct call *c, char *text)
 {
 	char *save = NULL;
@@ -146,6 +148,8 @@ static void parse_annotations(struct call *c, char *text)
 	for (char *t = strtok_r(text, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
 		if (!strncmp(t, "forget:", 7)) {
 			snprintf(c->forget, sizeof(c->forget), "%s", t + 7);
+		} else if (!strncmp(t, "born:", 5)) {
+			snprintf(c->born, sizeof(c->born), "%s", t + 5);
 		} else if (!strcmp(t, "async") || !strncmp(t, "async:", 6)) {
 			c->can_async = 1;
 			snprintf(c->async, sizeof(c->async), "%s", t[5] ? t + 6 : "");
@@ -155,7 +159,7 @@ static void parse_annotations(struct call *c, char *text)
 			c->cancel = 1;
 		} else {
 			fail_at(c->line,
-				"'%s': unknown annotation '%s' (forget:, async, flush, cancel)",
+				"'%s': unknown annotation '%s' (forget:, born:, async, flush, cancel)",
 				c->name, t);
 		}
 	}
@@ -252,7 +256,7 @@ static void emit_async(FILE *o, const struct call *c)
 	}
 	if (n < 5)
 		fail_at(c->line, "'%s': async:FD,FILE,BUF,LEN,RET[,nl]", c->name);
-	fprintf(o, "\tif (RTO_UNLIKELY(rto_fn_%s.handling == RTO_ASYNC)) {\n", c->name);
+	fprintf(o, "\tif (rto_async_wanted(&rto_fn_%s, %s, %s)) {\n", c->name, f[0], f[1]);
 	fprintf(o, "\t\tint q = rto_async_put(&rto_fn_%s, %s, %s, %s, %s, %d);\n", c->name, f[0],
 		f[1], f[2], f[3], n > 5 && !strcmp(f[5], "nl"));
 	fprintf(o, "\t\tif (q <= 0)\n\t\t\treturn q ? %s : %s;\n\t}\n", c->fail, f[4]);
@@ -278,50 +282,55 @@ static const char *route_call(const struct call *c)
 }
 
 /*
- * A call that creates, replaces or closes descriptors: the cached class of
- * each "forget:" item is dropped after it, marked or not.  file:X and dir:X
- * name the descriptor of a FILE or DIR; X other than ret is read before the
- * call, which may free it.
+ * Descriptors a call closes ("forget:") or creates ("born:"), in the run
+ * function: it runs wherever the call does (on a helper when offloaded, on
+ * the caller otherwise, and for unmarked threads too), right after the
+ * call, so a helper can learn a new descriptor's class at once.
+ *
+ * An item names a descriptor: "ret", a parameter ("fd2", "fds[0]"), or
+ * "file:X" / "dir:X" for a stream's.  In the run function the arguments
+ * are a->X.
  */
-/* "file:f" -> "rto_fd_of_file(f)", "dir:d" -> "rto_fd_of_dir(d)", "fd2" -> "fd2". */
 static const char *fd_expr(const char *item)
 {
-	static char buf[96];
+	static char buf[160];
 	const char *colon = strchr(item, ':');
 	if (colon)
-		snprintf(buf, sizeof(buf), "rto_fd_of_%.*s(%s)", (int)(colon - item), item,
+		snprintf(buf, sizeof(buf), "rto_fd_of_%.*s(a->%s)", (int)(colon - item), item,
 			 colon + 1);
 	else
-		snprintf(buf, sizeof(buf), "%s", item);
+		snprintf(buf, sizeof(buf), "a->%s", item);
 	return buf;
 }
 
+/* A stream's or directory's descriptor is read before the call, which may free it. */
 static int read_before(const char *item)
 {
 	return strchr(item, ':') && strcmp(strchr(item, ':') + 1, "ret");
 }
 
-static void emit_forgetting_wrapper(FILE *o, const struct call *c)
+static int annotated(const struct call *c)
+{
+	return c->forget[0] || c->born[0];
+}
+
+static void emit_forgets_before(FILE *o, const struct call *c)
 {
 	char items[128], *save = NULL;
 	int k = 0;
 
-	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
-	list(o, c, 1);
-	fprintf(o, ")\n{\n");
-	if (c->flush)
-		fprintf(o, "\trto_async_barrier();\n");
 	snprintf(items, sizeof(items), "%s", c->forget);
 	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++)
 		if (read_before(it))
 			fprintf(o, "\tint rto_fd%d = %s;\n", k, fd_expr(it));
-	fprintf(o, "\t%s ret;\n\tif (rto_direct()) {\n\t\tret = rto_real_%s(", c->ret, c->name);
-	list(o, c, 0);
-	fprintf(o, ");\n\t} else {\n");
-	emit_args(o, c, "\t\t");
-	fprintf(o, "\t\tret = %s ? %s : a.ret;\n\t}\n", route_call(c), c->fail);
+}
+
+static void emit_forgets_after(FILE *o, const struct call *c)
+{
+	char items[128], *save = NULL;
+	int k = 0;
+
 	snprintf(items, sizeof(items), "%s", c->forget);
-	k = 0;
 	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++) {
 		if (!strcmp(it, "*"))
 			fprintf(o, "\trto_fd_forget_all();\n");
@@ -330,7 +339,70 @@ static void emit_forgetting_wrapper(FILE *o, const struct call *c)
 		else
 			fprintf(o, "\trto_fd_forget(%s);\n", fd_expr(it));
 	}
-	fprintf(o, "\treturn ret;\n}\n\n");
+}
+
+/* born:ITEM[=pipe|socket|anon|like:PARAM],... */
+static void emit_births(FILE *o, const struct call *c)
+{
+	static const struct {
+		const char *word, *kind;
+	} kinds[] = {{"pipe", "RTO_FD_PIPE"}, {"socket", "RTO_FD_SOCKET"}, {"anon", "RTO_FD_ANON"}};
+	char items[128], *save = NULL;
+
+	if (!c->born[0])
+		return;
+	fprintf(o, "\tif (a->ret != %s) {\n", c->fail);
+	snprintf(items, sizeof(items), "%s", c->born);
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(it, '=');
+		const char *kind = "-1";
+		if (eq)
+			*eq++ = '\0';
+		if (eq && !strncmp(eq, "like:", 5)) {
+			fprintf(o, "\t\trto_fd_born_like(%s, a->%s);\n", fd_expr(it), eq + 5);
+			continue;
+		}
+		for (size_t i = 0; eq && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (!strcmp(eq, kinds[i].word))
+				kind = kinds[i].kind;
+		if (eq && !strcmp(kind, "-1"))
+			fail_at(c->line, "'%s': born:%s=%s: pipe, socket, anon or like:PARAM",
+				c->name, it, eq);
+		fprintf(o, "\t\trto_fd_born(%s, %s);\n", fd_expr(it), kind);
+	}
+	fprintf(o, "\t}\n");
+}
+
+static void emit_run(FILE *o, const struct call *c, int is_void)
+{
+	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
+	fprintf(o, "\tstruct rto_args_%s *a = p;\n", c->name);
+	emit_forgets_before(o, c);
+	fprintf(o, "\t%srto_real_%s(", is_void ? "" : "a->ret = ", c->name);
+	for (int i = 0; i < c->np; i++)
+		fprintf(o, "%sa->%s", i ? ", " : "", c->p[i].name);
+	fprintf(o, ");\n");
+	emit_forgets_after(o, c);
+	emit_births(o, c);
+	fprintf(o, "}\n");
+}
+
+/*
+ * A marked thread's part of the wrapper, inlined twice: as it is, and
+ * between the fault readings of faults:warn (RTO_WATCHED).
+ */
+static void emit_routed(FILE *o, const struct call *c, int is_void)
+{
+	fprintf(o, "static inline __attribute__((always_inline)) %s rto_routed_%s(", c->ret,
+		c->name);
+	list(o, c, 1);
+	fprintf(o, ")\n{\n");
+	emit_async(o, c);
+	emit_args(o, c, "\t");
+	if (is_void)
+		fprintf(o, "\t%s;\n}\n", route_call(c));
+	else
+		fprintf(o, "\treturn %s ? %s : a.ret;\n}\n", route_call(c), c->fail);
 }
 
 static void emit_call(FILE *o, const struct call *c, const char *class_macro)
@@ -349,11 +421,16 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		fprintf(o, "))\n");
 	}
 	if (!strcmp(c->handling, "hand")) {
+		if (annotated(c))
+			fail_at(c->line, "'%s': a hand-written wrapper does its own forget/born",
+				c->name);
 		fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
 		fprintf(o, "RTO_FN_FULL(%s, %s, RTO_OFFLOAD, rto_run_%s, %d, %d);\n\n", c->name,
 			class_macro, c->name, c->can_async, c->cancel);
 		return;
 	}
+	if (c->born[0] && is_void)
+		fail_at(c->line, "'%s': born: needs a return value to tell success", c->name);
 
 	fprintf(o, "struct rto_args_%s {\n", c->name);
 	if (!is_void)
@@ -361,35 +438,37 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	for (int i = 0; i < c->np; i++)
 		fprintf(o, "\t%s;\n", c->p[i].member);
 	fprintf(o, "};\n");
-
-	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
-	fprintf(o, "\tstruct rto_args_%s *a = p;\n\t%srto_real_%s(", c->name,
-		is_void ? "" : "a->ret = ", c->name);
-	for (int i = 0; i < c->np; i++)
-		fprintf(o, "%sa->%s", i ? ", " : "", c->p[i].name);
-	fprintf(o, ");\n}\n");
+	emit_run(o, c, is_void);
 	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %d, %d);\n", c->name, class_macro,
 		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async,
 		c->cancel);
+	emit_routed(o, c, is_void);
 
-	if (c->forget[0]) {
-		emit_forgetting_wrapper(o, c);
-		return;
-	}
 	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	if (c->flush)
 		fprintf(o, "\trto_async_barrier();\n");
-	fprintf(o, "\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
+	if (annotated(c)) { /* the run function forgets and learns descriptors */
+		fprintf(o, "\tif (rto_direct()) {\n");
+		emit_args(o, c, "\t\t");
+		fprintf(o, "\t\trto_run_%s(&a);\n\t\treturn%s;\n\t}\n", c->name,
+			is_void ? "" : " a.ret");
+	} else {
+		fprintf(o, "\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
+		list(o, c, 0);
+		fprintf(o, ");\n");
+	}
+	if (is_void) {
+		fprintf(o, "\tRTO_WATCHED(&rto_fn_%s, rto_routed_%s(", c->name, c->name);
+		list(o, c, 0);
+		fprintf(o, "));\n}\n\n");
+		return;
+	}
+	fprintf(o, "\t%s ret;\n\tRTO_WATCHED(&rto_fn_%s, ret = rto_routed_%s(", c->ret, c->name,
+		c->name);
 	list(o, c, 0);
-	fprintf(o, ");\n");
-	emit_async(o, c);
-	emit_args(o, c, "\t");
-	if (is_void)
-		fprintf(o, "\t%s;\n}\n\n", route_call(c));
-	else
-		fprintf(o, "\treturn %s ? %s : a.ret;\n}\n\n", route_call(c), c->fail);
+	fprintf(o, "));\n\treturn ret;\n}\n\n");
 }
 
 /* shims.h: the real pointers and descriptors, for the hand-written wrappers. */

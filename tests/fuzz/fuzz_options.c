@@ -94,6 +94,10 @@ static void check_success(const struct rto_options *o, const char *err)
 	CHECK(o->async_full == RTO_ASYNC_FULL_WAIT || o->async_full == RTO_ASYNC_FULL_SYNC);
 	CHECK(o->mlock == 0 || o->mlock == 1);
 	CHECK(o->prefault_stack_kb <= 65536);
+	TERMINATED(o, async_path);
+	/* Empty, or absolute prefixes only: each item starts with '/'. */
+	for (const char *p = o->async_path; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+		CHECK(*p == '/');
 }
 
 /* One line, terminated inside len, made of printable ASCII only. */

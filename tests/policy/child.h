@@ -103,5 +103,11 @@ int sc_async_calls(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);
 int sc_faults(int argc, char **argv);
 int sc_stack_faults(int argc, char **argv);
+int sc_fault_read(int argc, char **argv);
+int sc_async_path(int argc, char **argv);
+int sc_thread_rows(int argc, char **argv);
+int sc_overflow(int argc, char **argv);
+int sc_remote_rows(int argc, char **argv);
+int sc_strict_fd(int argc, char **argv);
 
 #endif

@@ -24,7 +24,22 @@
  *     The only helper is held as above; a marked thread queues 10000
  *     lines; then the process ends: HOW=return (from main), sigterm (a
  *     SIGTERM handler that calls exit), return_fd (write() instead of a
- *     FILE).  Prints before=N expected=N first.
+ *     FILE), abort (abort() from main, write()), abort_stdio (the same
+ *     with a FILE).  Prints before=N expected=N first.
+ *
+ *   async_path DIR SUB
+ *     Run with async_path=DIR/SUB, policy=write:strict, workers=1 and
+ *     fd_local=none.  The main thread opens DIR/SUB/fd.log (open),
+ *     DIR/SUB/stream.log (fopen), DIR/SUB/fdopen.log (open, fdopen) and
+ *     DIR/other.log, then holds the only helper.  A marked thread "log0"
+ *     writes 100 lines "0 I" to each of the three under SUB (write,
+ *     fprintf, fprintf): they must be queued, since nothing offloaded can
+ *     finish while the helper is held.  Prints before=N (the bytes of the
+ *     three on disk at that point).  The helper is let go; a marked thread
+ *     "log1" opens SUB/rel.log (open, relative to the working directory
+ *     DIR), at.log (openat in DIR/SUB) and DIR/SUB/f.log (fopen), writes 10
+ *     lines "1 I" to each, and one write to DIR/other.log.  Prints
+ *     other=R/E: that write's result and errno.
  *
  *   fork_queue DIR          see below.
  *
@@ -270,10 +285,12 @@ int sc_exit_drain(int argc, char **argv)
 		fail("usage: exit_drain HOW DIR");
 	path_join(path, argv[1], "exit.file");
 	log = (struct logger){.index = 0, .nl = 10000};
-	open_sink(&log, path, strcmp(argv[0], "return_fd") != 0);
+	open_sink(&log, path, strcmp(argv[0], "return_fd") && strcmp(argv[0], "abort"));
 	hold_helper(&blk);
 	on_thread("log0", 1, log_lines, &log);
 	say("before=%ld expected=%ld", file_size(path), lines_bytes(0, log.nl));
+	if (!strncmp(argv[0], "abort", 5))
+		abort(); /* the program's own abort(): what is queued is written first */
 	if (!strcmp(argv[0], "sigterm")) {
 		struct sigaction sa = {.sa_handler = exit_on_sigterm};
 		if (sigaction(SIGTERM, &sa, NULL) != 0)
@@ -473,5 +490,96 @@ int sc_async_calls(int argc, char **argv)
 	    "printf=%ld",
 	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_write, c.r_puts,
 	    c.r_putchar, c.r_printf);
+	return 0;
+}
+
+/* ---- async_path ----------------------------------------------------------------------- */
+
+struct pathlog {
+	char sub[PATH_MAX], rel[PATH_MAX];
+	struct logger fd, stream, fdopened, later[3];
+	int other_fd;
+	long other_ret;
+	int other_errno;
+};
+
+static void log_three(void *arg)
+{
+	struct pathlog *p = arg;
+
+	log_lines(&p->fd);
+	log_lines(&p->stream);
+	log_lines(&p->fdopened);
+}
+
+/* A marked thread's own opens: a helper runs them, and learns where the files are. */
+static void open_and_log(void *arg)
+{
+	struct pathlog *p = arg;
+	char path[PATH_MAX];
+
+	p->later[0].fd = open(p->rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int dir = open(p->sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	p->later[1].fd = openat(dir, "at.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	path_join(path, p->sub, "f.log");
+	p->later[2].f = fopen(path, "w");
+	if (p->later[0].fd < 0 || dir < 0 || p->later[1].fd < 0 || !p->later[2].f)
+		fail("open in the marked thread");
+	close(dir);
+	for (int i = 0; i < 3; i++)
+		log_lines(&p->later[i]);
+	errno = 0;
+	p->other_ret = write(p->other_fd, "other\n", 6);
+	p->other_errno = errno;
+}
+
+static long size_under(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	path_join(path, dir, name);
+	return file_size(path);
+}
+
+int sc_async_path(int argc, char **argv)
+{
+	static struct pathlog p;
+	static struct blocker blk;
+	char path[PATH_MAX];
+
+	if (argc < 2)
+		fail("usage: async_path DIR SUB");
+	path_join(p.sub, argv[0], argv[1]);
+	path_join(p.rel, argv[1], "rel.log");
+	if (mkdir(p.sub, 0755) != 0 && errno != EEXIST)
+		fail("mkdir %s", p.sub);
+	path_join(path, p.sub, "fd.log");
+	p.fd = (struct logger){.index = 0, .nl = 100};
+	open_sink(&p.fd, path, 0);
+	path_join(path, p.sub, "stream.log");
+	p.stream = (struct logger){.index = 0, .nl = 100, .f = fopen(path, "w")};
+	path_join(path, p.sub, "fdopen.log");
+	p.fdopened = (struct logger){.index = 0, .nl = 100};
+	open_sink(&p.fdopened, path, 1);
+	path_join(path, argv[0], "other.log");
+	p.other_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!p.stream.f || p.other_fd < 0)
+		fail("open");
+	for (int i = 0; i < 3; i++)
+		p.later[i] = (struct logger){.index = 1, .nl = 10, .fd = -1};
+
+	hold_helper(&blk);
+	on_thread("log0", 1, log_three, &p);
+	say("before=%ld", size_under(p.sub, "fd.log") + size_under(p.sub, "stream.log") +
+				  size_under(p.sub, "fdopen.log"));
+	release_helper(&blk);
+	on_thread("log1", 1, open_and_log, &p);
+	say("other=%ld/%d", p.other_ret, p.other_errno);
+	close_sink(&p.fd);
+	close_sink(&p.stream);
+	close_sink(&p.fdopened);
+	for (int i = 0; i < 3; i++)
+		close_sink(&p.later[i]);
+	close(p.other_fd);
 	return 0;
 }

@@ -34,6 +34,12 @@ static const struct scenario scenarios[] = {
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
 	{"stack_faults", sc_stack_faults},
+	{"fault_read", sc_fault_read},
+	{"async_path", sc_async_path},
+	{"thread_rows", sc_thread_rows},
+	{"overflow", sc_overflow},
+	{"remote_rows", sc_remote_rows},
+	{"strict_fd", sc_strict_fd},
 };
 
 int main(int argc, char **argv)

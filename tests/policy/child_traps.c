@@ -10,6 +10,13 @@
  *                             the touching)
  *   stack_faults KB           a marked thread uses KB KiB of fresh stack
  *                             right after its mark; prints minor=N
+ *   fault_read PAGES          a marked thread "ctl" runs fault_loop():
+ *                             read_fresh() reads PAGES pages of /dev/zero
+ *                             (a character device: the read runs on the
+ *                             thread) into a fresh mapping, twice (the
+ *                             second time the pages are there), and
+ *                             read_again() reads them once more; prints
+ *                             pid=N tid=N failed=N
  *
  * Transparent huge pages are turned off on every region touched (madvise),
  * so one touched page is one fault, whatever the system's THP setting.
@@ -144,5 +151,65 @@ int sc_stack_faults(int argc, char **argv)
 	thread_start(&th);
 	thread_join(&th);
 	say("minor=%lu", s.minor);
+	return 0;
+}
+
+/* ---- faults at a wrapped call ------------------------------------------------------------ */
+
+struct fault_read {
+	int fd;
+	char *buf;
+	size_t len;
+	pid_t tid;
+	int failed;
+};
+
+void read_fresh(struct fault_read *f);
+void read_again(struct fault_read *f);
+void fault_loop(struct fault_read *f);
+
+__attribute__((noinline)) void read_fresh(struct fault_read *f)
+{
+	f->failed += read(f->fd, f->buf, f->len) != (ssize_t)f->len;
+}
+
+__attribute__((noinline)) void read_again(struct fault_read *f)
+{
+	f->failed += read(f->fd, f->buf, f->len) != (ssize_t)f->len;
+}
+
+/* Two loops: one call site each. */
+__attribute__((noinline)) void fault_loop(struct fault_read *f)
+{
+	for (int i = 0; i < 2; i++)
+		read_fresh(f);
+	for (int i = 0; i < 1; i++)
+		read_again(f);
+}
+
+static void fault_thread(void *arg)
+{
+	struct fault_read *f = arg;
+
+	f->tid = tid_now();
+	fault_loop(f);
+}
+
+int sc_fault_read(int argc, char **argv)
+{
+	static struct fault_read f;
+
+	if (argc < 1)
+		fail("usage: fault_read PAGES");
+	f.len = (size_t)atol(argv[0]) * PAGE;
+	f.buf = fresh_region(f.len);
+	f.fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (f.fd < 0)
+		fail("open /dev/zero");
+	struct thread th = {.name = "ctl", .mark = 1, .fn = fault_thread, .arg = &f};
+	own_stack(&th, 1 << 20);
+	thread_start(&th);
+	thread_join(&th);
+	say("pid=%d tid=%d failed=%d", (int)getpid(), (int)f.tid, f.failed);
 	return 0;
 }

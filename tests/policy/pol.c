@@ -249,6 +249,46 @@ long json_family(const struct run *r, const char *fn, const char *field)
 	return json_count(r, fn, field);
 }
 
+/* The object that starts with head ({"thread":"x", ...}) in the JSON; NULL if none. */
+static const char *json_object(const struct run *r, const char *head)
+{
+	cr_assert_not_null(r->json, "no stats_file JSON; stderr:\n%s", r->err);
+	return strstr(r->json, head);
+}
+
+long json_thread(const struct run *r, const char *name, const char *field)
+{
+	char head[96];
+
+	snprintf(head, sizeof(head), "{\"thread\":\"%s\",", name);
+	const char *p = json_object(r, head);
+	return p ? json_number(p, strchr(p, '}'), field) : -1;
+}
+
+long json_other(const struct run *r, const char *field)
+{
+	const char *p = json_object(r, "\"other_threads\":{");
+	cr_assert_not_null(p, "no other_threads in %s", r->json);
+	return json_number(p, strchr(p, '}'), field);
+}
+
+int json_threads(const struct run *r)
+{
+	cr_assert_not_null(r->json);
+	return count_of(r->json, "{\"thread\":");
+}
+
+long json_site(const struct run *r, const char *where, const char *event, const char *fn,
+	       const char *field)
+{
+	char head[256];
+
+	snprintf(head, sizeof(head), "{\"where\":\"%s\",\"event\":\"%s\",\"function\":\"%s\",",
+		 where, event, fn);
+	const char *p = json_object(r, head);
+	return p ? json_number(p, strchr(p, '}'), field) : -1;
+}
+
 /* The line of out that starts with prefix, and its length; NULL if none. */
 static const char *line_of(const char *out, const char *prefix, size_t *len)
 {

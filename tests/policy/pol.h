@@ -93,6 +93,17 @@ long json_count(const struct run *r, const char *fn, const char *field);
  */
 long json_family(const struct run *r, const char *fn, const char *field);
 
+/*
+ * The per-thread rows of the stats_file: field of the row of thread name
+ * (-1 when it has no row), of the "other_threads" row, and how many rows.
+ */
+long json_thread(const struct run *r, const char *name, const char *field);
+long json_other(const struct run *r, const char *field);
+int json_threads(const struct run *r);
+/* A call-site row ("sites"): field of the row (where, event, function); -1 if none. */
+long json_site(const struct run *r, const char *where, const char *event, const char *fn,
+	       const char *field);
+
 /* Built with ASan or TSan (the children too: every target has the same flags). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define POL_SANITIZED 1

@@ -11,9 +11,11 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 TestSuite(async, .init = pol_setup, .fini = pol_teardown, .timeout = 150);
 
@@ -389,4 +391,135 @@ Test(async, a_new_file_on_the_number_does_not_inherit_the_error)
 	cr_expect_str_eq(out_word(r.out, NULL, "other", other, sizeof(other)), "nextmore", "%s",
 			 r.out);
 	run_free(&r);
+}
+
+/* ---- abort() ------------------------------------------------------------------------------ */
+
+/*
+ * The program's own abort() writes what is queued before SIGABRT, and
+ * flushes the streams it wrote to.  What cannot be saved (README): an
+ * abort() inside libc (a failed assert, heap corruption), a signal with no
+ * handler, _exit().
+ */
+static void abort_drain(const char *how)
+{
+	static const char opts[] =
+		"policy=stdio:async,write:async:workers=1:fd_local=none:async_ring_kb=4096";
+	char path[PATH_MAX];
+	struct run r;
+
+	CHILD(&r, opts, "exit_drain", how, pol_dir);
+	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
+		  "%s: status 0x%x, stderr:\n%s", how, r.status, r.err);
+	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0, "%s: written too early: %s", how,
+		     r.out);
+	pol_path(path, "exit.file");
+	check_lines(path, 0, 1, 10000);
+	run_free(&r);
+}
+
+Test(async, abort_writes_what_is_queued)
+{
+	abort_drain("abort");
+}
+
+Test(async, abort_writes_and_flushes_queued_stream_lines)
+{
+	abort_drain("abort_stdio");
+}
+
+/* ---- async_path= ------------------------------------------------------------------------- */
+
+static void path_lines(const char *sub, const char *name, int t, long nl)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/%s", sub, name);
+	pol_path(path, rel);
+	check_lines(path, t, 1, nl);
+}
+
+/*
+ * Files under the prefix are written asynchronously whoever opened them
+ * and however (open, fopen, fdopen, a relative path, openat), even though
+ * policy= says write:strict; a file elsewhere follows policy=.
+ */
+static void async_path(const char *sub, int quote)
+{
+	char opts[PATH_MAX + 128];
+	struct run r;
+
+	snprintf(opts, sizeof(opts),
+		 "async_path=%s%s/%s%s:policy=write:strict:workers=1:fd_local=none",
+		 quote ? "\"" : "", pol_dir, sub, quote ? "\"" : "");
+	CHILD(&r, opts, "async_path", pol_dir, sub);
+	assert_exit0(&r);
+	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0,
+		     "written while the only helper was held: %s", r.out);
+	char other[32];
+	cr_expect_str_eq(out_word(r.out, "other=", "other", other, sizeof(other)), "-1/1",
+			 "a write outside the prefix follows policy= (write:strict): %s", r.out);
+	cr_expect_eq(json_count(&r, "write", "async"), 100 + 10 + 10);
+	cr_expect_eq(json_count(&r, "write", "offloaded") + json_count(&r, "write", "local"), 0);
+	cr_expect_eq(json_count(&r, "write", "denied"), 1);
+	cr_expect_eq(json_family(&r, "fprintf", "async"), 100 + 100 + 10);
+	path_lines(sub, "fd.log", 0, 100);
+	path_lines(sub, "stream.log", 0, 100);
+	path_lines(sub, "fdopen.log", 0, 100);
+	path_lines(sub, "rel.log", 1, 10);
+	path_lines(sub, "at.log", 1, 10);
+	path_lines(sub, "f.log", 1, 10);
+	run_free(&r);
+}
+
+Test(async, async_path_writes_files_under_the_prefix_asynchronously)
+{
+	async_path("logs", 0);
+	async_path("logs/", 0); /* a trailing '/' is the same prefix */
+}
+
+Test(async, async_path_prefix_with_a_colon)
+{
+	async_path("lo:gs", 1);
+	async_path("lo:gs", 0); /* what follows ':' has no '=': still the value */
+}
+
+/* fdkind disk writes once to DIR/fdkind.file: a string prefix is not enough. */
+static long fdkind_async(const char *prefix)
+{
+	char opts[PATH_MAX + 128];
+	struct run r;
+
+	snprintf(opts, sizeof(opts), "async_path=%s/%s:policy=write:strict", pol_dir, prefix);
+	CHILD(&r, opts, "fdkind", "disk", pol_dir);
+	assert_exit0(&r);
+	long queued = json_count(&r, "write", "async");
+	cr_expect_eq(queued + json_count(&r, "write", "denied"), 1);
+	run_free(&r);
+	return queued;
+}
+
+Test(async, async_path_is_a_prefix_of_whole_components)
+{
+	cr_expect_eq(fdkind_async("fdkind.fil"), 0);
+	cr_expect_eq(fdkind_async("fdkind.file"), 1);
+	cr_expect_eq(fdkind_async("."), 1); /* resolved: DIR itself */
+}
+
+Test(async, async_path_bad_values)
+{
+	static const char *const bad[] = {
+		"async_path=",
+		"async_path=var/log",
+		"async_path=/var/log,,/tmp",
+		"async_path=/var/log,relative",
+		"async_path=/1,/2,/3,/4,/5,/6,/7,/8,/9,/10,/11,/12,/13,/14,/15,/16,/17",
+	};
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHILD_RAW(&r, bad[i], "fdkind", "pipe", pol_dir);
+		ASSERT_CONFIG_ERROR(&r, "async_path", "absolute path");
+		run_free(&r);
+	}
 }

@@ -14,6 +14,8 @@
 #include "pol.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
 
 TestSuite(traps, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
 
@@ -79,4 +81,89 @@ Test(traps, prefault_stack_takes_the_faults_at_mark_time)
 	long warm = child_long("prefault_stack_kb=1024", "minor", ARGS("stack_faults", "256"));
 	cr_expect_geq(cold, 63, "%ld faults for 64 fresh stack pages", cold);
 	cr_expect_lt(warm, 64 / 4, "%ld faults on a prefaulted stack", warm);
+}
+
+/* ---- faults:warn: faults taken inside a wrapped call, reported by call site ------------- */
+
+#define FAULT_PAGES "16"
+
+/* The header of this run's fault report for fn, from thread ctl. */
+static const char *fault_report(const struct run *r, const char *fn)
+{
+	char head[160];
+
+	snprintf(head, sizeof(head),
+		 "==%d==rtoffload: fault '%s' from realtime thread 'ctl' (tid %ld)\n", r->pid, fn,
+		 out_long(r->out, NULL, "tid", -1));
+	return strstr(r->err, head);
+}
+
+/*
+ * read() of /dev/zero runs on the thread (a character device); into a
+ * fresh mapping, the kernel's copy takes a fault per page, on the thread.
+ * Reported once for the site in read_fresh (the second read there finds
+ * the pages), never for read_again, frames naming the calling functions.
+ */
+Test(traps, faults_at_a_wrapped_call_are_reported_by_site)
+{
+	struct run r;
+
+	CHILD(&r, "policy=faults:warn:stats=1", "fault_read", FAULT_PAGES);
+	assert_exit0(&r);
+	cr_assert_eq(out_long(r.out, NULL, "failed", -1), 0, "%s", r.out);
+	const char *p = fault_report(&r, "read");
+	cr_assert_not_null(p, "no fault report for read:\n%s", r.err);
+	p = strchr(p, '\n') + 1;
+	cr_expect_eq(strncmp(p, "    #0 ", 7), 0, "%s", p);
+	cr_expect_not_null(strstr(p, " in read_fresh+"), "frame #0 is not read_fresh:\n%s", p);
+	cr_expect_not_null(strstr(p, " in fault_loop+"), "no frame names fault_loop:\n%s", p);
+	const char *summary = strstr(p, "SUMMARY: rtoffload: fault 'read' in read_fresh (");
+	cr_expect_not_null(summary, "%s", p);
+	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 1, "one report:\n%s", r.err);
+	cr_expect_null(strstr(r.err, "in read_again"), "read_again faulted nowhere:\n%s", r.err);
+
+	/* the exit rows: the site, its faulting calls and their faults */
+	long minor = json_site(&r, "read_fresh", "fault", "read", "minor_faults");
+	cr_expect_geq(minor, 16, "%ld minor faults for 16 fresh pages", minor);
+	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "count"), 1,
+		     "only the first read there faulted");
+	cr_expect_eq(json_site(&r, "read_again", "fault", "read", "count"), -1);
+	cr_expect_not_null(strstr(r.err, "rtoffload: site read_fresh"), "%s", r.err);
+	cr_expect_eq(json_count(&r, "read", "local"), 3, "the reads ran on the thread");
+	run_free(&r);
+}
+
+Test(traps, faults_are_not_watched_without_faults_warn)
+{
+	struct run r;
+
+	CHILD(&r, "", "fault_read", FAULT_PAGES);
+	assert_exit0(&r);
+	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 0, "%s", r.err);
+	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "count"), -1);
+	run_free(&r);
+}
+
+Test(traps, fault_reports_are_suppressed_like_the_others)
+{
+	char opts[PATH_MAX + 64], path[PATH_MAX];
+	struct run r;
+
+	pol_path(path, "supp.txt");
+	write_file(path, "stack:read_fresh\n");
+	snprintf(opts, sizeof(opts), "policy=faults:warn:suppressions=%s", path);
+	CHILD(&r, opts, "fault_read", FAULT_PAGES);
+	assert_exit0(&r);
+	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 0, "%s", r.err);
+	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "suppressed"), 1);
+	run_free(&r);
+}
+
+Test(traps, faults_take_warn_only)
+{
+	struct run r;
+
+	CHILD_RAW(&r, "policy=faults:local", "fault_read", FAULT_PAGES);
+	ASSERT_CONFIG_ERROR(&r, "policy=", "faults", "warn");
+	run_free(&r);
 }
