@@ -289,13 +289,10 @@ static void *worker_main(void *arg)
 {
 	struct worker_start *ws = arg;
 	struct rto_queue *q = rto_q;
-	char name[16];
 
 	rto_is_helper = 1;
 	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);
-	snprintf(name, sizeof(name), "rtoffload/%d", ws->index);
-	pthread_setname_np(pthread_self(), name);
 	pin_and_prioritise(&ws->cpus);
 	for (;;) {
 		struct rto_req *r = take(q);
@@ -366,6 +363,11 @@ static int start_workers(struct rto_queue *q)
 		worker_starts[i].cpus = cpus;
 		worker_starts[i].index = (int)i;
 		err = rto_real_pthread_create(&tid, &attr, worker_main, &worker_starts[i]);
+		if (!err) { /* named before any call is served: tools see every helper */
+			char name[16];
+			snprintf(name, sizeof(name), "rtoffload/%u", i);
+			pthread_setname_np(tid, name);
+		}
 	}
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
