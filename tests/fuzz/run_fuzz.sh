@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Build the fuzz targets with clang and libFuzzer (build dir <repo>/build-fuzz)
-# and fuzz the RTOFFLOAD_OPTIONS parser for SECONDS (default 60, the CI run).
+# and fuzz the RTOFFLOAD_OPTIONS parser and the policy_file= parser for
+# SECONDS in all (default 60, the CI run; two thirds to the options).
 # Exits non-zero when the fuzzer finds a crash or a broken invariant; the
 # input is then in build-fuzz/artifacts/ and the log says which invariant.
 #
@@ -10,10 +11,11 @@
 #   tests/fuzz/run_fuzz.sh 3600         the long run, before a release
 #   JOBS=2 tests/fuzz/run_fuzz.sh 3600  two fuzzing processes sharing the corpus
 #
-# The repo's seeds (corpus/options) are only read: what the fuzzer learns
-# goes to build-fuzz/corpus/options, which later runs start from.  After a
-# long run, fold the new inputs into the seeds, minimised:
+# The repo's seeds (corpus/options, corpus/policy) are only read: what the
+# fuzzer learns goes to build-fuzz/corpus/TARGET, which later runs start
+# from.  After a long run, fold the new inputs into the seeds, minimised:
 #   build-fuzz/fuzz_options -merge=1 tests/fuzz/corpus/options build-fuzz/corpus/options
+#   build-fuzz/fuzz_policy -merge=1 tests/fuzz/corpus/policy build-fuzz/corpus/policy
 #
 # Environment: BUILD_DIR (default <repo>/build-fuzz), JOBS (default 1),
 # MAX_LEN (default 9000: longer than PATH_MAX, so every length limit is hit).
@@ -42,18 +44,24 @@ cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWith
   -DRTOFFLOAD_WERROR=ON -DRTOFFLOAD_FUZZ=ON
 cmake --build "$build" -j "$(nproc)"
 
-seeds=$here/corpus/options
-work=$build/corpus/options
-mkdir -p "$work" "$build/artifacts"
+# fuzz TARGET SECONDS: the seeds once, then fuzz.
+fuzz() {
+	local target=$1 secs=$2
+	local seeds=$here/corpus/$target work=$build/corpus/$target
+	mkdir -p "$work" "$build/artifacts"
+	# Every seed once first: a known crash fails here, quickly and clearly.
+	"$build/fuzz_$target" -runs=0 "$seeds"
+	local args=(-max_len="$max_len" -max_total_time="$secs"
+		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+		-artifact_prefix="$build/artifacts/$target-")
+	[ "$target" = options ] && args+=(-dict="$here/options.dict")
+	if [ "$jobs" -gt 1 ]; then
+		args+=(-fork="$jobs")
+	fi
+	# New inputs go to the first directory; the seeds are only read.
+	"$build/fuzz_$target" "${args[@]}" "$work" "$seeds"
+}
 
-# Every seed once first: a known crash fails here, quickly and clearly.
-"$build/fuzz_options" -runs=0 "$seeds"
-
-args=(-dict="$here/options.dict" -max_len="$max_len" -max_total_time="$seconds"
-  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-  -artifact_prefix="$build/artifacts/")
-if [ "$jobs" -gt 1 ]; then
-  args+=(-fork="$jobs")
-fi
-# New inputs go to the first directory; the seeds are only read.
-"$build/fuzz_options" "${args[@]}" "$work" "$seeds"
+# The option parser gets two thirds of the time, the policy-file parser the rest.
+fuzz options $((seconds - seconds / 3))
+fuzz policy $((seconds / 3 > 0 ? seconds / 3 : 1))
