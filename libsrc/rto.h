@@ -147,6 +147,7 @@ RTO_HIDDEN void rto_thread_faults(uint64_t *minor, uint64_t *major);
 
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
+/* How the library starts its own threads: through a sanitizer's interceptor when one is first. */
 RTO_HIDDEN extern int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *,
 						 void *(*)(void *), void *);
 
@@ -374,6 +375,8 @@ RTO_HIDDEN int rto_stream_lending_ok(void);
 RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
+/* rto_call() for a stdio call that takes f's lock: the caller takes it first and lends it. */
+RTO_HIDDEN int rto_call_locked(struct rto_fn *fn, void *args, FILE *f);
 /* After a fault: give up a stream lock this thread took inside the call. */
 RTO_HIDDEN void rto_stream_release_if_mine(FILE *f);
 

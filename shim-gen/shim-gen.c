@@ -38,6 +38,7 @@ struct call {
 			   */
 	int can_async;
 	int flush; /* "flush": queued async writes go first */
+	int lock;  /* "lock": the call takes its stream's lock; the caller takes it first */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -137,7 +138,7 @@ static void parse_params(struct call *c, char *text)
 	}
 }
 
-/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush */
+/* After (params): forget:FD,...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush  lock */
 static void parse_annotations(struct call *c, char *text)
 {
 	char *save = NULL;
@@ -150,8 +151,11 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->async, sizeof(c->async), "%s", t[5] ? t + 6 : "");
 		} else if (!strcmp(t, "flush")) {
 			c->flush = 1;
+		} else if (!strcmp(t, "lock")) {
+			c->lock = 1;
 		} else {
-			fail_at(c->line, "'%s': unknown annotation '%s' (forget:, async, flush)",
+			fail_at(c->line,
+				"'%s': unknown annotation '%s' (forget:, async, flush, lock)",
 				c->name, t);
 		}
 	}
@@ -262,12 +266,20 @@ static void emit_args(FILE *o, const struct call *c, const char *indent)
 	fprintf(o, "};\n");
 }
 
-/* rto_call(), or rto_call_fd() for calls decided by their descriptor. */
+/*
+ * rto_call(), rto_call_fd() for calls decided by their descriptor, or
+ * rto_call_locked() for stdio calls that take their stream's lock.
+ */
 static const char *route_call(const struct call *c)
 {
 	static char buf[256];
 	if (!strcmp(c->handling, "byfd"))
 		snprintf(buf, sizeof(buf), "rto_call_fd(&rto_fn_%s, &a, fd)", c->name);
+	else if (c->lock && strcmp(stream_of(c), "NULL"))
+		snprintf(buf, sizeof(buf), "rto_call_locked(&rto_fn_%s, &a, %s)", c->name,
+			 stream_of(c));
+	else if (c->lock)
+		fail_at(c->line, "'%s': lock, but no stream", c->name);
 	else
 		snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s)", c->name, stream_of(c));
 	return buf;
