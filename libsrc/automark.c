@@ -25,7 +25,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dlfcn.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -232,35 +231,24 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 }
 
 /*
- * The library's own threads (the helpers).  When a sanitizer runtime
- * (ASan, TSan) is first in the lookup order, its pthread_create
- * interceptor must see every thread: a thread started behind its back has
- * no sanitizer state (ASan: no stack bounds, so stale stack poison and a
- * crash in its TSD destructor; TSan: no thread context at all).  The
- * interceptor ends in our wrapper above, which goes straight to libc for
- * these threads (creating_internal): a helper never passes through mark=.
- * Without a sanitizer, and when a runtime is loaded but not first (an
- * instrumented library preloaded into a plain program), libc's directly.
+ * The library's own threads (the helpers).  When a sanitizer runtime is
+ * first in the lookup order, through its pthread_create interceptor
+ * (sanitizer.c), which ends in our wrapper above: creating_internal sends
+ * these threads straight to libc there, so a helper never passes through
+ * mark=.  Otherwise (no sanitizer, or an instrumented library preloaded
+ * into a plain program) libc's directly.
  */
-static pthread_create_fn *sanitizer_pthread_create; /* found with the reals */
-
-static pthread_create_fn *find_sanitizer_pthread_create(void)
-{
-	void *icpt = dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
-
-	return icpt && icpt == dlsym(RTLD_DEFAULT, "pthread_create") ? (pthread_create_fn *)icpt
-								     : NULL;
-}
-
 static int create_internal(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			   void *arg)
 {
+	pthread_create_fn *create = (pthread_create_fn *)rto_sanitizer_pthread_create();
+
 	if (!real_pthread_create)
 		resolve_reals();
-	if (!sanitizer_pthread_create)
+	if (!create)
 		return real_pthread_create(thread, attr, fn, arg);
 	creating_internal = 1;
-	int err = sanitizer_pthread_create(thread, attr, fn, arg);
+	int err = create(thread, attr, fn, arg);
 	creating_internal = 0;
 	return err;
 }
@@ -375,7 +363,6 @@ static void registry_after_fork(void)
 /* Also called by a wrapper that runs before our constructor. */
 static void resolve_reals(void)
 {
-	sanitizer_pthread_create = find_sanitizer_pthread_create();
 	real_pthread_create = must_resolve("pthread_create");
 	real_pthread_setschedparam = must_resolve("pthread_setschedparam");
 	real_sched_setscheduler = must_resolve("sched_setscheduler");

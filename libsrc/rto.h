@@ -395,6 +395,15 @@ RTO_HIDDEN void rto_dlerror_set(char *msg);
 /* seccomp.c: a thread's own seccomp filter must keep applying to its calls. */
 RTO_HIDDEN void rto_seccomp_check_at_mark(void);
 
+/* sanitizer.c: a sanitizer runtime (ASan, TSan) first in the load order. */
+RTO_HIDDEN void rto_sanitizer_init(void);
+/* Its pthread_create interceptor, or NULL without one. */
+RTO_HIDDEN void *rto_sanitizer_pthread_create(void);
+/* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
+RTO_HIDDEN int rto_sanitizer_callbacks_here(int has_callbacks);
+/* Run fn on the calling thread and count it as local; returns 0. */
+RTO_HIDDEN int rto_call_here(struct rto_fn *fn, void *args);
+
 /* init.c: what the constructor does, for a mark that comes before it. */
 RTO_HIDDEN void rto_init_once(void);
 

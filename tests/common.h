@@ -35,6 +35,16 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RTO_SANITIZER_OWNS_MLOCK 1
 #endif
+/*
+ * There too, a call given callbacks (scandir's filter, compar) runs on the
+ * caller: the runtime's wrappers of them work only there
+ * (libsrc/sanitizer.c).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RTO_SANITIZER_CALLBACKS_LOCAL 1
+#else
+#define RTO_SANITIZER_CALLBACKS_LOCAL 0
+#endif
 
 /* The CPU marked threads are pinned to, when the machine has it. */
 #define RT_CPU 1

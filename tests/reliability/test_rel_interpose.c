@@ -154,7 +154,8 @@ static void churn_once(struct churn *c, int i)
 	c->failures += getaddrinfo("localhost", "80", &hints, &ai) != 0;
 	if (ai)
 		freeaddrinfo(ai);
-	int n = scandir(c->dir, &list, NULL, alphasort);
+	int n = scandir(c->dir, &list, NULL,
+			NULL); /* no callback: offloaded under a sanitizer too */
 	c->failures += n < 0;
 	for (int k = 0; k < n; k++)
 		free(list[k]);
