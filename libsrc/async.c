@@ -28,6 +28,13 @@
  * Ring, producer side (the caller's realtime path): single producer, no
  * lock, no syscall except FUTEX_WAKE to start a sleeping helper; the
  * sequence number is one uatomic_add_return.
+ *
+ * A helper never waits for a lock that a marked thread may hold while it
+ * waits for a helper (a stream's, taken by stdio_lock.c for its call, or
+ * the drain lock of a flushing thread): a drain that finds one taken
+ * queues itself again, behind every request, and returns.  A marked
+ * thread whose flush makes no progress that way (it holds the lock
+ * itself) writes the queue itself.
  */
 #include "shims_prelude.h"
 
@@ -71,13 +78,17 @@ static uint64_t full_count, queued_count;
 
 /* ---- the drainer (a helper, or whoever must flush) ---------------------------- */
 
-static void write_entry(const struct entry *e, const char *data)
+/* 1: written (or failed, and reported); 0: its stream's lock is taken, later. */
+static int write_entry(const struct entry *e, const char *data)
 {
 	int fd = e->f ? rto_fd_of_file(e->f) : e->fd;
 	size_t done = 0;
 
 	if (e->f) {
+		if (ftrylockfile(e->f) != 0)
+			return 0;
 		done = rto_real_fwrite(data, 1, e->len, e->f);
+		funlockfile(e->f);
 	} else {
 		while (done < e->len) {
 			ssize_t n = rto_real_write(e->fd, data + done, e->len - done);
@@ -89,12 +100,13 @@ static void write_entry(const struct entry *e, const char *data)
 		}
 	}
 	if (done == e->len)
-		return;
+		return 1;
 	int err = errno ? errno : EIO;
 	if (fd >= 0 && fd < FD_ERRS)
 		uatomic_set(&deferred_err[fd], err);
 	rto_say(0, "async write of %u bytes to fd %d failed: %s (returned by its next call)",
 		e->len, fd, strerror(err));
+	return 1;
 }
 
 /* The published entry at r's tail, past any SKIP; NULL if none. */
@@ -125,7 +137,8 @@ static uint64_t entry_size(uint32_t len)
 }
 
 /*
- * Write the entry numbered seq if it is published.  Under drain_lock.  Its
+ * Write the entry numbered seq if it is published: 1 written, 0 not
+ * published yet, -1 its stream's lock is taken.  Under drain_lock.  Its
  * stream, if it has one, goes to *f.
  */
 static int write_next(uint64_t seq, FILE **f)
@@ -138,7 +151,8 @@ static int write_next(uint64_t seq, FILE **f)
 		if (!e || e->seq != seq)
 			continue;
 		*f = e->f;
-		write_entry(e, (const char *)(e + 1));
+		if (!write_entry(e, (const char *)(e + 1)))
+			return -1;
 		cmm_smp_mb(); /* done with the bytes before the producer may reuse them */
 		CMM_STORE_SHARED(r->tail, r->tail + entry_size(e->len));
 		return 1;
@@ -146,21 +160,30 @@ static int write_next(uint64_t seq, FILE **f)
 	return 0;
 }
 
+enum { DRAINED, DRAIN_BUSY };
+
 /*
  * Write in sequence until `upto` (or until nothing more is published).  A
  * number taken but not yet published (its producer is between the two
  * stores) is waited for briefly; a producer preempted there re-arms its
- * ring when it publishes, so nothing waits for ever.
+ * ring when it publishes, so nothing waits for ever.  must: wait for
+ * everything (a flushing thread, exit); otherwise (a helper) give up with
+ * DRAIN_BUSY on a stream lock that is taken.  The streams written to are
+ * collected in streams, if given.
  */
-static void drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
+static int drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
 {
 	FILE *f = NULL;
+	int ret = DRAINED;
 
 	while (written_seq < upto) {
-		int spins = 0;
-		while (!write_next(written_seq + 1, &f) && (must || ++spins < 1000))
+		int spins = 0, w;
+		while ((w = write_next(written_seq + 1, &f)) <= 0 &&
+		       (must || (w == 0 && ++spins < 1000)))
 			caa_cpu_relax();
-		if (spins >= 1000)
+		if (w < 0)
+			ret = DRAIN_BUSY;
+		if (w <= 0)
 			break;
 		uatomic_set(&written_seq, written_seq + 1);
 		if (!streams || !f)
@@ -171,27 +194,44 @@ static void drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
 		if (k == *nstreams && k < MAX_RINGS)
 			streams[(*nstreams)++] = f;
 	}
+	return ret;
 }
 
-static void drain_until(uint64_t upto, int must)
+static int drain_until(uint64_t upto, int must)
 {
-	pthread_mutex_lock(&drain_lock);
-	drain_locked(upto, must, NULL, NULL);
+	if (must)
+		pthread_mutex_lock(&drain_lock);
+	else if (pthread_mutex_trylock(&drain_lock) != 0)
+		return DRAIN_BUSY;
+	int ret = drain_locked(upto, must, NULL, NULL);
 	pthread_mutex_unlock(&drain_lock);
+	return ret;
 }
+
+static void run_drain(void *arg);
+RTO_FN(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain);
+
+/* A drain that found a lock taken: queued again behind every request (priority 0). */
+static struct rto_req retry_notice = {.fn = &rto_fn_async_drain, .args = &retry_notice};
+static int32_t retry_armed;
 
 static void run_drain(void *arg)
 {
 	struct ring *r = arg;
 	int saved = errno;
 
-	if (r)
+	if (arg == &retry_notice)
+		uatomic_set(&retry_armed, 0);
+	else if (r)
 		uatomic_set(&r->armed, 0); /* before draining: later entries re-arm */
-	drain_until(CMM_LOAD_SHARED(next_seq), 0);
+	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) == DRAIN_BUSY &&
+	    !uatomic_xchg(&retry_armed, 1)) {
+		retry_notice.state = RTO_REQ_PENDING;
+		retry_notice.prio = 0;
+		rto_offload_async(&retry_notice);
+	}
 	errno = saved;
 }
-
-RTO_FN(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain);
 
 /* ---- barriers ------------------------------------------------------------------- */
 
@@ -218,8 +258,21 @@ void rto_async_barrier(void)
 			caa_cpu_relax();
 		return;
 	}
-	while (uatomic_read(&written_seq) < upto)
+	for (int stuck = 0; uatomic_read(&written_seq) < upto;) {
+		uint64_t before = uatomic_read(&written_seq);
 		rto_offload_internal(&rto_fn_async_drain, NULL);
+		if (uatomic_read(&written_seq) != before)
+			stuck = 0;
+		else if (++stuck == 3) {
+			/*
+			 * The helpers find a stream lock taken, by this thread
+			 * (flockfile, then fflush) or by another: write here,
+			 * where a lock of our own is no obstacle.
+			 */
+			drain_until(upto, 1);
+			return;
+		}
+	}
 }
 
 /* ---- producer side ------------------------------------------------------------------ */
@@ -449,6 +502,7 @@ static void child_after_fork(void)
 		rings[i].armed = 0;
 	}
 	written_seq = next_seq;
+	retry_armed = 0;
 }
 
 void rto_async_init(void)

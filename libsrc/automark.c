@@ -30,7 +30,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static pthread_create_fn *real_pthread_create; /* libc's, behind our wrapper */
+static pthread_create_fn create_internal;
+pthread_create_fn *rto_real_pthread_create = create_internal; /* the library's own threads */
 static int (*real_pthread_setschedparam)(pthread_t, int, const struct sched_param *);
 static int (*real_sched_setscheduler)(pid_t, int, const struct sched_param *);
 static int (*real_sched_setparam)(pid_t, const struct sched_param *);
@@ -218,19 +221,44 @@ static int policy_active(void)
 	return rto_opt.mark & ~RTO_MARK_MAIN;
 }
 
+static __thread int creating_internal RTO_TLS; /* create_internal() is on the stack */
+
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg)
 {
-	if (!policy_active() || rto_helper_is_self())
-		return REAL(rto_real_pthread_create)(thread, attr, fn, arg);
+	if (!policy_active() || rto_helper_is_self() || creating_internal)
+		return REAL(real_pthread_create)(thread, attr, fn, arg);
 	struct start *s = malloc(sizeof(*s));
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
-	int err = REAL(rto_real_pthread_create)(thread, attr, thread_start, s);
+	int err = REAL(real_pthread_create)(thread, attr, thread_start, s);
 	if (err)
 		free(s);
+	return err;
+}
+
+/*
+ * The library's own threads (the helpers).  When a sanitizer runtime is
+ * first in the lookup order, through its pthread_create interceptor
+ * (sanitizer.c), which ends in our wrapper above: creating_internal sends
+ * these threads straight to libc there, so a helper never passes through
+ * mark=.  Otherwise (no sanitizer, or an instrumented library preloaded
+ * into a plain program) libc's directly.
+ */
+static int create_internal(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+			   void *arg)
+{
+	pthread_create_fn *create = (pthread_create_fn *)rto_sanitizer_pthread_create();
+
+	if (!real_pthread_create)
+		resolve_reals();
+	if (!create)
+		return real_pthread_create(thread, attr, fn, arg);
+	creating_internal = 1;
+	int err = create(thread, attr, fn, arg);
+	creating_internal = 0;
 	return err;
 }
 
@@ -344,7 +372,7 @@ static void registry_after_fork(void)
 /* Also called by a wrapper that runs before our constructor. */
 static void resolve_reals(void)
 {
-	rto_real_pthread_create = must_resolve("pthread_create");
+	real_pthread_create = must_resolve("pthread_create");
 	real_pthread_setschedparam = must_resolve("pthread_setschedparam");
 	real_sched_setscheduler = must_resolve("sched_setscheduler");
 	real_sched_setparam = must_resolve("sched_setparam");

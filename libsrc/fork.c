@@ -9,12 +9,33 @@
  */
 #include "rto.h"
 
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 struct rto_queue *rto_q;
 static size_t rto_q_size;
+
+/*
+ * A fork() right after the first mark or offload may catch a helper still
+ * starting, inside its thread start-up allocations.  glibc's fork() takes
+ * malloc's locks first, but a sanitizer allocator that does not (GCC 12's
+ * ASan) hands the child a lock held for ever, and the child's own helpers
+ * then hang on it.  So fork waits, a bounded while, until every helper has
+ * reached its loop (each one counts itself awake, or asleep, from there).
+ */
+static void before_fork(void)
+{
+	struct rto_queue *q = rto_q;
+	int n = (int)(rto_opt.workers < 64 ? rto_opt.workers : 64);
+
+	if (!q || !CMM_LOAD_SHARED(q->ready))
+		return;
+	uint64_t end = rto_now_ns() + 100 * 1000 * 1000;
+	while (CMM_LOAD_SHARED(q->awake) + CMM_LOAD_SHARED(q->sleepers) < n && rto_now_ns() < end)
+		sched_yield();
+}
 
 static void child_after_fork(void)
 {
@@ -35,5 +56,5 @@ int rto_fork_init(void)
 	if (madvise(p, rto_q_size, MADV_WIPEONFORK) != 0)
 		rto_say(1, "no MADV_WIPEONFORK: a raw clone() child must not offload");
 	rto_q = p;
-	return pthread_atfork(NULL, NULL, child_after_fork);
+	return pthread_atfork(before_fork, NULL, child_after_fork);
 }

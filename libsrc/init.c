@@ -17,6 +17,7 @@ void rto_init_once(void)
 		return;
 	done = 1;
 	rto_options_load(); /* a bad option ends the program: exit 78 */
+	rto_sanitizer_init();
 	rto_resolve_all();
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
 	rto_callsite_init(); /* report_path=, suppressions= */

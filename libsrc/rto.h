@@ -187,6 +187,7 @@ RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *maj
 
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
+/* How the library starts its own threads: through a sanitizer's interceptor when one is first. */
 RTO_HIDDEN extern int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *,
 						 void *(*)(void *), void *);
 
@@ -501,6 +502,8 @@ RTO_HIDDEN int rto_stream_lending_ok(void);
 RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
+/* rto_call() for a stdio call that takes f's lock: the caller takes it first and lends it. */
+RTO_HIDDEN int rto_call_locked(struct rto_fn *fn, void *args, FILE *f);
 /* After a fault: give up a stream lock this thread took inside the call. */
 RTO_HIDDEN void rto_stream_release_if_mine(FILE *f);
 
@@ -521,6 +524,15 @@ RTO_HIDDEN void rto_dlerror_set(char *msg);
 
 /* seccomp.c: a thread's own seccomp filter must keep applying to its calls. */
 RTO_HIDDEN void rto_seccomp_check_at_mark(void);
+
+/* sanitizer.c: a sanitizer runtime (ASan, TSan) first in the load order. */
+RTO_HIDDEN void rto_sanitizer_init(void);
+/* Its pthread_create interceptor, or NULL without one. */
+RTO_HIDDEN void *rto_sanitizer_pthread_create(void);
+/* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
+RTO_HIDDEN int rto_sanitizer_callbacks_here(int has_callbacks);
+/* Run fn on the calling thread and count it as local; returns 0. */
+RTO_HIDDEN int rto_call_here(struct rto_fn *fn, void *args);
 
 /* init.c: what the constructor does, for a mark that comes before it. */
 RTO_HIDDEN void rto_init_once(void);

@@ -9,10 +9,18 @@
  * The layout of glibc's _IO_lock_t ({int lock; int cnt; void *owner}, owner
  * being pthread_self()) is checked once at start; if it does not match,
  * lending is off and route.c runs such calls on the caller instead.
+ *
+ * A call that takes the stream's lock itself (fputs, fprintf...: "lock" in
+ * calls.tbl) takes it on the caller first, as it would have without the
+ * library, and lends it too.  Otherwise a worker running it would wait for
+ * a lock held by a marked thread that waits, behind it in the queue, for a
+ * worker: with as many such calls as workers, nobody moves.  So a worker
+ * never waits for a stream lock; the caller waits where it always did.
  */
 #include "rto.h"
 
 #include <pthread.h>
+#include <stdio.h>
 
 struct rto_io_lock {
 	int lock;
@@ -60,25 +68,45 @@ void *rto_stream_owner_if_self(FILE *f)
 	return l && CMM_LOAD_SHARED(l->owner) == self ? self : NULL;
 }
 
+int rto_call_locked(struct rto_fn *fn, void *args, FILE *f)
+{
+	/* FSETLOCKING_BYCALLER streams take no lock; one we hold is lent anyway. */
+	if (!f || !lending_ok || (f->_flags & _IO_USER_LOCK) || rto_stream_owner_if_self(f))
+		return rto_call(fn, args, f);
+	flockfile(f);
+	int ret = rto_call(fn, args, f);
+	funlockfile(f);
+	return ret;
+}
+
+/* The worker's borrowed stream and the lock's count when lent. */
+static __thread FILE *borrowed RTO_TLS;
+static __thread int borrowed_cnt RTO_TLS;
+
 void *rto_stream_borrow(FILE *f)
 {
 	struct rto_io_lock *l = lock_of(f);
 	void *owner = l->owner;
 
 	l->owner = (void *)pthread_self();
+	borrowed = f;
+	borrowed_cnt = l->cnt;
 	return owner;
 }
 
 void rto_stream_return(FILE *f, void *owner)
 {
 	lock_of(f)->owner = owner;
+	borrowed = NULL;
 }
 
 void rto_stream_release_if_mine(FILE *f)
 {
 	struct rto_io_lock *l = f && lending_ok ? lock_of(f) : NULL;
+	/* A lent lock goes back as lent: only the faulted call's own nesting is undone. */
+	int keep = f == borrowed ? borrowed_cnt : 0;
 
 	/* Bounded: glibc's count is the nesting of the call that faulted. */
-	for (int i = 0; l && i < 16 && l->owner == (void *)pthread_self(); i++)
+	for (int i = 0; l && i < 16 && l->owner == (void *)pthread_self() && l->cnt > keep; i++)
 		funlockfile(f);
 }

@@ -113,11 +113,29 @@ RTO_EXPORT void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap)
  */
 static __thread char *dlerror_returned RTO_TLS; /* freed at the next call */
 static char *(*real_dlerror)(void);
+static pthread_key_t dlerror_key; /* frees both when the thread exits */
+static pthread_once_t dlerror_once = PTHREAD_ONCE_INIT;
+
+static void dlerror_thread_exit(void *unused)
+{
+	(void)unused;
+	free(rto_self.dlerror);
+	rto_self.dlerror = NULL;
+	free(dlerror_returned);
+	dlerror_returned = NULL;
+}
+
+static void dlerror_key_create(void)
+{
+	pthread_key_create(&dlerror_key, dlerror_thread_exit);
+}
 
 void rto_dlerror_set(char *msg)
 {
 	free(rto_self.dlerror);
 	rto_self.dlerror = msg;
+	pthread_once(&dlerror_once, dlerror_key_create);
+	pthread_setspecific(dlerror_key, &dlerror_key); /* non-NULL: the destructor runs */
 }
 
 RTO_EXPORT char *dlerror(void)

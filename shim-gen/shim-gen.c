@@ -40,6 +40,8 @@ struct call {
 	int can_async;
 	int flush;  /* "flush": queued async writes go first */
 	int cancel; /* "cancel": a POSIX cancellation point */
+	int lock;   /* "lock": the call takes its stream's lock; the caller takes it first */
+	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -139,8 +141,10 @@ static void parse_params(struct call *c, char *text)
 	}
 }
 
-/* After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]  flush
- * cancel */
+/*
+ * After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]
+ * flush  cancel  lock  callbacks:P,...
+ */
 static void parse_annotations(struct call *c, char *text)
 {
 	char *save = NULL;
@@ -157,9 +161,15 @@ static void parse_annotations(struct call *c, char *text)
 			c->flush = 1;
 		} else if (!strcmp(t, "cancel")) {
 			c->cancel = 1;
+		} else if (!strcmp(t, "lock")) {
+			c->lock = 1;
+		} else if (!strncmp(t, "callbacks:", 10)) {
+			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
 		} else {
 			fail_at(c->line,
-				"'%s': unknown annotation '%s' (forget:, born:, async, flush, cancel)",
+				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
+				"cancel, "
+				"lock, callbacks:)",
 				c->name, t);
 		}
 	}
@@ -270,13 +280,33 @@ static void emit_args(FILE *o, const struct call *c, const char *indent)
 	fprintf(o, "};\n");
 }
 
-/* rto_call(), or rto_call_fd() for calls decided by their descriptor. */
+/*
+ * rto_call(), rto_call_fd() for calls decided by their descriptor, or
+ * rto_call_locked() for stdio calls that take their stream's lock.
+ */
 static const char *route_call(const struct call *c)
 {
 	static char buf[256];
 	if (!strcmp(c->handling, "byfd"))
 		snprintf(buf, sizeof(buf), "rto_call_fd(&rto_fn_%s, &a, fd)", c->name);
-	else
+	else if (c->lock && strcmp(stream_of(c), "NULL"))
+		snprintf(buf, sizeof(buf), "rto_call_locked(&rto_fn_%s, &a, %s)", c->name,
+			 stream_of(c));
+	else if (c->lock)
+		fail_at(c->line, "'%s': lock, but no stream", c->name);
+	else if (c->callbacks[0]) {
+		/* "a,b" -> "a || b": any callback given */
+		char any[128] = "", items[64], *save = NULL;
+		snprintf(items, sizeof(items), "%s", c->callbacks);
+		for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save))
+			snprintf(any + strlen(any), sizeof(any) - strlen(any), "%s%s",
+				 any[0] ? " || " : "", it);
+		snprintf(buf, sizeof(buf),
+			 "(RTO_UNLIKELY(rto_sanitizer_callbacks_here(%s)) ? "
+			 "rto_call_here(&rto_fn_%s, "
+			 "&a) : rto_call(&rto_fn_%s, &a, NULL))",
+			 any, c->name, c->name);
+	} else
 		snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s)", c->name, stream_of(c));
 	return buf;
 }

@@ -27,6 +27,25 @@
 
 #include "rtoffload.h"
 
+/*
+ * The sanitizer presets (tests/sanitizers/README.md).  ASan's and TSan's
+ * interceptors answer mlock(), munlock() and mlockall() themselves (0,
+ * nothing locked): those calls never reach the library there.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RTO_SANITIZER_OWNS_MLOCK 1
+#endif
+/*
+ * There too, a call given callbacks (scandir's filter, compar) runs on the
+ * caller: the runtime's wrappers of them work only there
+ * (libsrc/sanitizer.c).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RTO_SANITIZER_CALLBACKS_LOCAL 1
+#else
+#define RTO_SANITIZER_CALLBACKS_LOCAL 0
+#endif
+
 /* The CPU marked threads are pinned to, when the machine has it. */
 #define RT_CPU 1
 

@@ -95,8 +95,22 @@ static void fx_maps(struct fx *x)
 	x->map = mmap(NULL, x->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(x->map, MAP_FAILED);
 	memset(x->map, 'A', x->page);
-	char *three = mmap(NULL, 3 * x->page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert_neq(three, MAP_FAILED);
+	/*
+	 * Low in the address space, where the kernel's top-down choice of
+	 * addresses never goes: any mmap (malloc's, a thread stack, a
+	 * sanitizer runtime's own) could take a hole left up there, and the
+	 * ENOMEM cases, mremap_fixed and the teardown would hit its memory.
+	 */
+	char *three = MAP_FAILED;
+	for (uintptr_t at = 0x10000000; three == MAP_FAILED && at < 0x20000000; at += 0x1000000) {
+		three = mmap((void *)at, 3 * x->page, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (three != MAP_FAILED && three != (char *)at) { /* a kernel that took a hint */
+			munmap(three, 3 * x->page);
+			three = MAP_FAILED;
+		}
+	}
+	cr_assert_neq(three, MAP_FAILED, "no room for the fixture's hole: %s", strerror(errno));
 	x->hole = three + x->page;
 	cr_assert_eq(munmap(x->hole, x->page), 0);
 }

@@ -100,11 +100,26 @@ static int install(struct filter *f)
 	return (int)raw_seccomp_filter(&prog);
 }
 
+/*
+ * AddressSanitizer maps its memory on the thread that needs it (the fake
+ * stack of detect_stack_use_after_return, allocator regions): a thread
+ * denied mmap dies in the runtime (asan preset, tests/sanitizers/README.md).
+ * There mmap stays allowed and only the marked side of OP_MMAP is checked.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define MMAP_DENIED 0
+#else
+#define MMAP_DENIED 1
+#endif
+
 /* The syscalls behind the calls the EPERM test makes. */
 static const long denied_nrs[] = {
-	SYS_read,	SYS_pread64, SYS_write,	 SYS_pwrite64,	 SYS_open,    SYS_openat,
-	SYS_stat,	SYS_lstat,   SYS_fstat,	 SYS_newfstatat, SYS_statx,   SYS_fsync,
-	SYS_getdents64, SYS_mmap,    SYS_socket, SYS_mkdir,	 SYS_mkdirat,
+	SYS_read,   SYS_pread64, SYS_write,   SYS_pwrite64,   SYS_open,	 SYS_openat,
+	SYS_stat,   SYS_lstat,	 SYS_fstat,   SYS_newfstatat, SYS_statx, SYS_fsync,
+	SYS_socket, SYS_mkdir,	 SYS_mkdirat, SYS_getdents64,
+#if MMAP_DENIED
+	SYS_mmap,
+#endif
 };
 
 static int install_deny_filter(void)
@@ -312,6 +327,9 @@ static void work_memory(struct work *w)
 	CHECK(w, "madvise", madvise(p, page, MADV_DONTNEED) == 0);
 	CHECK(w, "mlock", mlock(p, page) == 0);
 	CHECK(w, "munlock", munlock(p, page) == 0);
+#ifdef RTO_SANITIZER_OWNS_MLOCK
+	w->calls -= 2; /* answered by the sanitizer's interceptors: not the library's calls */
+#endif
 	CHECK(w, "munmap", munmap(p, 2 * page) == 0);
 }
 
@@ -463,9 +481,11 @@ Test(witness, seccomp_eperm_on_marked_thread, .timeout = TEST_TIMEOUT)
 	for (int i = 0; i < NOPS; i++) {
 		cr_expect(e->phase[0][i].ok, "%s failed on the marked thread (errno %d)",
 			  op_names[i], e->phase[0][i].err);
-		cr_expect(!e->phase[1][i].ok, "%s succeeded on the unmarked, filtered thread",
-			  op_names[i]);
-		if (i != OP_GAI)
+		int denied = i != OP_MMAP || MMAP_DENIED; /* else nothing to witness unmarked */
+		if (denied)
+			cr_expect(!e->phase[1][i].ok,
+				  "%s succeeded on the unmarked, filtered thread", op_names[i]);
+		if (denied && i != OP_GAI)
 			cr_expect_eq(e->phase[1][i].err, EPERM,
 				     "%s unmarked: errno %d, expected EPERM from the filter",
 				     op_names[i], e->phase[1][i].err);

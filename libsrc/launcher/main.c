@@ -85,7 +85,8 @@ static const char help_text[] =
 	"  check               report this machine's fitness for realtime use and\n"
 	"                      what to change (takes --rt-cpus and --helper-cpus)\n"
 	"\n"
-	"The library goes first in LD_PRELOAD (a preload already there is kept) and\n"
+	"The library goes first in LD_PRELOAD (a preload already there is kept,\n"
+	"after it; a sanitizer's runtime stays ahead) and\n"
 	"the flags are appended to RTOFFLOAD_OPTIONS, where they override the same\n"
 	"keys.  RTOFFLOAD_LIBRARY names the library to use.  Programs started by\n"
 	"PROGRAM inherit both variables and so the policy; set-user-ID and static\n"
@@ -389,6 +390,8 @@ static _Noreturn void run(const struct launch *l, char **argv)
 		warn_line("library %s (%s)", lib.path, lib.how);
 		warn_line("LD_PRELOAD=%s RTOFFLOAD_OPTIONS=%s", preload, opts);
 	}
+	free(preload); /* setenv() copied them; nothing is left behind if exec fails */
+	free(opts);
 	execvp(argv[0], argv);
 	e = errno;
 	fail(e == ENOENT ? STATUS_NOTFOUND : STATUS_NOEXEC, "cannot run '%s': %s", argv[0],

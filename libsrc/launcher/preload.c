@@ -127,6 +127,17 @@ static int is_rtoffload(const char *path)
 	return strncmp(slash ? slash + 1 : path, "librtoffload.so", 15) == 0;
 }
 
+/* A sanitizer's runtime (GCC's libasan.so.8, libtsan.so.2..., clang's libclang_rt.asan-*). */
+static int is_sanitizer_runtime(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	const char *so = strstr(base, "san.so");
+
+	if (strncmp(base, "libclang_rt.", 12) == 0)
+		return strstr(base, "san") != NULL;
+	return strncmp(base, "lib", 3) == 0 && so && so - base <= 6;
+}
+
 /* The next LD_PRELOAD entry of *p, malloc'd, or NULL at the end. */
 static char *next_entry(const char **p)
 {
@@ -152,9 +163,11 @@ static int preloaded(const char *old, const char *lib)
 /*
  * Ours goes first, so its wrappers are the ones a program's calls reach
  * and another preload (a malloc, a fakeroot) sits between it and libc.
- * Where the user has already placed ours, it stays where they put it.  A
- * second, different librtoffload is dropped: two copies would each start
- * helpers and each wrap the same calls.
+ * Only a sanitizer's runtime stays ahead of it: it must come before
+ * anything it instruments (a library built with -fsanitize).  Where the
+ * user has already placed ours, it stays where they put it.  A second,
+ * different librtoffload is dropped: two copies would each start helpers
+ * and each wrap the same calls.
  */
 char *preload_compose(const char *lib, const char *old)
 {
@@ -166,12 +179,17 @@ char *preload_compose(const char *lib, const char *old)
 
 	if (!f)
 		return NULL;
+	for (const char *q = p; (e = next_entry(&q)); free(e))
+		if (is_sanitizer_runtime(e))
+			fprintf(f, "%s%s", ftell(f) ? ":" : "", e);
 	if (placed)
-		fputs(lib, f);
+		fprintf(f, "%s%s", ftell(f) ? ":" : "", lib);
 	while ((e = next_entry(&p))) {
 		int mine = same_file(e, lib);
 
-		if (!mine && is_rtoffload(e))
+		if (is_sanitizer_runtime(e))
+			; /* already written */
+		else if (!mine && is_rtoffload(e))
 			warn_line("LD_PRELOAD: dropping %s, another librtoffload than %s", e, lib);
 		else if (!mine || !placed)
 			fprintf(f, "%s%s", ftell(f) ? ":" : "", e);

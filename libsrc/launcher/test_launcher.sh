@@ -146,6 +146,11 @@ expect "an existing LD_PRELOAD is kept, after the library" "$stub:$other" "$(var
 run env RTOFFLOAD_LIBRARY="$stub" LD_PRELOAD="$other $stub" "$launcher" -- env
 expect "the library is not added twice" "$other:$stub" "$(var LD_PRELOAD)"
 
+cp "$stub" "$libdir/libasan.so.8"
+run env RTOFFLOAD_LIBRARY="$stub" LD_PRELOAD="$other:$libdir/libasan.so.8" "$launcher" -- env
+expect "a sanitizer's runtime stays first" "$libdir/libasan.so.8:$stub:$other" \
+	"$(var LD_PRELOAD)"
+
 run env RTOFFLOAD_LIBRARY="$stub" RTOFFLOAD_OPTIONS="spin_ns=1000:" "$launcher" --stats -- env
 expect "an existing RTOFFLOAD_OPTIONS is kept" "spin_ns=1000:mark=rt:stats=1" \
 	"$(var RTOFFLOAD_OPTIONS)"
@@ -200,7 +205,12 @@ case $found in
 esac
 
 # The success path: these pass mark= (rt by default) to the real library,
-# which must accept it and run the program.
+# which must accept it and run the program.  In the sanitizer presets the
+# library is instrumented: its runtime (LAUNCHER_PRELOAD_FIRST, from CMake)
+# is preloaded first, as a program built with -fsanitize would have it.
+if [ -n "${LAUNCHER_PRELOAD_FIRST:-}" ]; then
+	export LD_PRELOAD="$LAUNCHER_PRELOAD_FIRST"
+fi
 run "$launcher" --stats -- true
 expect "rtoffload --stats -- true: 0" 0 "$status"
 expect "--stats prints the library's table" 1 "$(grep -c '^total ' "$tmp/err")"

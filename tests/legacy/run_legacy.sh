@@ -25,6 +25,31 @@ if [ ! -f "$lib" ]; then
 fi
 lib=$(readlink -f "$lib")
 
+# The sanitizer presets (tests/sanitizers/README.md): the library is
+# instrumented, so its runtime must be loaded first, ahead of it
+# (LEGACY_PRELOAD_FIRST, set by CMake), and its interceptors then see the
+# programs' own calls too.  What concerns only Debian's programs is left
+# out: their leaks at exit (the library's are checked by every other test)
+# and ASan's strict_string_checks (GNU make's valid strndup() of an
+# unterminated buffer).  A step the runtime itself breaks is named where it
+# is left out.
+first=${LEGACY_PRELOAD_FIRST:-}
+asan=0
+fortified_printf='__fprintf_chk|__printf_chk|__vfprintf_chk'
+if [ -n "$first" ]; then
+	case $first in
+	*asan*)
+		asan=1
+		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:strict_string_checks=0"
+		;;
+	esac
+	lib_preload="$first $lib"
+	# The runtime's interceptors of the fortified printf calls go on to vfprintf.
+	fortified_printf+='|vfprintf'
+else
+	lib_preload=$lib
+fi
+
 # The same conditions for both runs: Debian's programs, C locale, UTC, a
 # fresh HOME, no stray options, no system or global git configuration.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -166,7 +191,7 @@ run_case() {
 		if [ "$mode" = plain ]; then
 			PRELOAD=()
 		else
-			PRELOAD=("LD_PRELOAD=$lib${LD_PRELOAD:+ $LD_PRELOAD}"
+			PRELOAD=("LD_PRELOAD=$lib_preload${LD_PRELOAD:+ $LD_PRELOAD}"
 				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json")
 		fi
 		rm -rf "$RUN"
@@ -305,8 +330,12 @@ case_coreutils() {
 	step readlink readlink -f t/one-link/file03.txt
 	step realpath realpath --relative-to=t t/one-link/../two
 	step dd dd if=t/big.dat of=dd.out bs=4096 conv=fsync status=none
-	step split split -l 7000 -d t/big.dat part-
-	step cat-md5 bash -c 'cat part-* | md5sum'
+	# GCC 12's ASan refuses split's aligned_alloc(4096, 128 KiB + 1): a size
+	# that is not a multiple of the alignment, allowed since C17.
+	if [ "$asan" = 0 ]; then
+		step split split -l 7000 -d t/big.dat part-
+		step cat-md5 bash -c 'cat part-* | md5sum'
+	fi
 	step tee bash -c 'seq 1 20000 | tee seq.txt | wc -l'
 	step truncate truncate -s 1M sparse
 	step touch touch -d @1000000000 sparse
@@ -631,7 +660,7 @@ case_env_i() {
 # ---- main --------------------------------------------------------------------
 
 # The library must load at all, or every case fails for the same reason.
-if ! out=$(LD_PRELOAD="$lib" RTOFFLOAD_OPTIONS=mark=all timeout 20 true 2>&1) || [ -n "$out" ]; then
+if ! out=$(LD_PRELOAD="$lib_preload" RTOFFLOAD_OPTIONS=mark=all timeout 20 true 2>&1) || [ -n "$out" ]; then
 	echo "run_legacy.sh: '$lib' does not preload cleanly: $out" >&2
 	echo "0 passed, 1 failed"
 	exit 1
@@ -659,7 +688,7 @@ run md5sum --min-offloaded 200 --require 'fopen|openat|__openat_2|open' \
 	--require 'fread_unlocked|fread|read|__read_chk' --require 'fclose|close'
 # Debian's tar is built with _FORTIFY_SOURCE: openat without a mode is __openat_2.
 run tar --min-offloaded 500 --require '__openat_2|__open_2|__open64_2|__openat64_2' \
-	--require '__fprintf_chk|__printf_chk|__vfprintf_chk' --require 'read|__read_chk' \
+	--require "$fortified_printf" --require 'read|__read_chk' \
 	--require 'write' --require 'fstatat|statx|__fxstatat|fstat'
 run gzip --min-offloaded 200 --require 'read' --require 'write' --require 'openat|__openat_2|open' \
 	--require 'unlink|unlinkat'

@@ -154,7 +154,8 @@ static void churn_once(struct churn *c, int i)
 	c->failures += getaddrinfo("localhost", "80", &hints, &ai) != 0;
 	if (ai)
 		freeaddrinfo(ai);
-	int n = scandir(c->dir, &list, NULL, alphasort);
+	int n = scandir(c->dir, &list, NULL,
+			NULL); /* no callback: offloaded under a sanitizer too */
 	c->failures += n < 0;
 	for (int k = 0; k < n; k++)
 		free(list[k]);
@@ -183,6 +184,9 @@ REL_SCENARIO(malloc_stack)
 	if (!dir || !dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info))
 		return 100;
 	rel_say("jemalloc=%d", info.dli_fname && strstr(info.dli_fname, "jemalloc") != NULL);
+	rel_say("sanitizer_malloc=%d", info.dli_fname && REL_SANITIZER_RUNTIME[0] &&
+					       strstr(info.dli_fname, "san.so") != NULL);
+	rel_say("jemalloc_loaded=%d", dlsym(RTLD_DEFAULT, "mallctl") != NULL);
 	rt_offload_get_stats(&s0);
 	for (int i = 0; i < 4; i++) {
 		c[i] = (struct churn){.dir = dir};
@@ -211,13 +215,23 @@ static void jemalloc_case(int jemalloc_first)
 		     JEMALLOC);
 	rel_tmpdir(dir);
 	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
-	/* This program links the library: preloading it too only moves it first. */
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s", jemalloc_first ? JEMALLOC : rel_lib_path(),
+	/*
+	 * This program links the library: preloading it too only moves it
+	 * first.  In the sanitizer presets the runtime comes before both: it
+	 * owns malloc (jemalloc is loaded and stacked, but cannot serve it).
+	 */
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s %s", REL_SANITIZER_RUNTIME,
+		 jemalloc_first ? JEMALLOC : rel_lib_path(),
 		 jemalloc_first ? rel_lib_path() : JEMALLOC);
 	char *env[] = {envdir, pre, NULL};
 	cr_assert_eq(rel_run_scenario("malloc_stack", env, &p), 0);
 	expect_exit0(&p, jemalloc_first ? "jemalloc first" : "rtoffload first");
-	cr_expect_eq(rel_kv(p.out, "jemalloc", -1), 1, "malloc is not jemalloc's");
+	cr_expect_eq(rel_kv(p.out, "jemalloc_loaded", -1), 1, "jemalloc is not loaded");
+	if (REL_SANITIZER_RUNTIME[0])
+		cr_expect_eq(rel_kv(p.out, "sanitizer_malloc", -1), 1,
+			     "malloc is not the sanitizer's");
+	else
+		cr_expect_eq(rel_kv(p.out, "jemalloc", -1), 1, "malloc is not jemalloc's");
 	cr_expect_eq(rel_kv(p.out, "failures", -1), 0, "calls failed with jemalloc");
 	cr_expect_geq(rel_kv(p.out, "offloaded", -1), 4 * 300 * 6, "the calls were not offloaded");
 	rel_rmtree(dir);
@@ -533,6 +547,25 @@ static const int used_nrs[] = {
 	SYS_clock_gettime,
 	SYS_sched_yield,
 	SYS_sched_setaffinity,
+#ifdef __SANITIZE_ADDRESS__
+	/*
+	 * Not the program's but AddressSanitizer's (the asan preset; see
+	 * tests/sanitizers/README.md).  Its thread start asks
+	 * pthread_getattr_np() for the stack (sched_getaffinity) and sets an
+	 * alternate signal stack; LeakSanitizer's check at exit stops every
+	 * thread from a tracer it clones: ptrace, wait4, getppid, and
+	 * /proc/PID/task read with open and getdents (prctl PR_SET_PTRACER
+	 * lets the tracer in under Yama).
+	 */
+	SYS_sched_getaffinity,
+	SYS_sigaltstack,
+	SYS_ptrace,
+	SYS_wait4,
+	SYS_getppid,
+	SYS_open,
+	SYS_getdents,
+	SYS_prctl,
+#endif
 };
 
 struct plain_io {

@@ -236,6 +236,22 @@ Test(process, raw_clone_child_of_a_marked_thread_offloads_a_write, .timeout = RE
 	struct writer after = {0};
 
 	rel_tmpdir(dir);
+	/*
+	 * A raw clone copies every lock another thread holds at that moment,
+	 * held for ever in the child: the helpers, still starting when the
+	 * first mark returns, allocate (malloc's locks, a sanitizer
+	 * allocator's).  So they are started first and left to fall asleep.
+	 */
+	rel_path(path, dir, "warm");
+	after.path = path;
+	after.text = "warm\n";
+	cr_assert_eq(rel_thread_run(write_file_job, &after, REL_MARK, 0), 0);
+	pid_t helpers[64];
+	int n = rel_helper_tids(helpers, 64);
+	cr_assert_gt(n, 0, "no helper thread");
+	for (int i = 0; i < n; i++)
+		cr_assert(rel_wait_in_syscall(helpers[i], SYS_futex, -1),
+			  "helper %d never went to sleep", (int)helpers[i]);
 	rel_path(path, dir, "clone");
 	f.path = path;
 	cr_assert_eq(rel_thread_run(cloner_job, &f, REL_MARK | REL_PIN_RT, 0), 0);
