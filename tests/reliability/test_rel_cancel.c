@@ -42,7 +42,7 @@ static void cleanup(void *arg)
 
 static void *reader_main(void *arg)
 {
-	struct reader *r = arg;
+	struct reader *volatile r = arg; /* kept across pthread_cleanup_push's setjmp */
 
 	rel_pin(REL_RT_CPU);
 	if (r->marked && rt_offload_mark_thread() != 0)
@@ -60,7 +60,7 @@ static void *reader_main(void *arg)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		pthread_testcancel(); /* the cancel of the test thread acts here */
 	}
-	return arg;
+	return (void *)r;
 }
 
 /* Where the read blocks: on a helper (marked) or in the thread itself. */
@@ -143,7 +143,7 @@ static void close_fd(void *arg)
 
 static void *pending_main(void *arg)
 {
-	struct pending *pc = arg;
+	struct pending *volatile pc = arg; /* kept across pthread_cleanup_push's setjmp */
 	int fd = open(pc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 	rel_pin(REL_RT_CPU);
@@ -155,7 +155,7 @@ static void *pending_main(void *arg)
 	pthread_cleanup_push(close_fd, (void *)(intptr_t)fd);
 	pc->ret = write(fd, "lost", 4); /* a cancellation point: never runs */
 	pthread_cleanup_pop(1);
-	return arg;
+	return (void *)pc;
 }
 
 static void pending_cancel(int marked)
