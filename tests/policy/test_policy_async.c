@@ -264,6 +264,16 @@ Test(async, fflush_writes_what_is_queued)
 	barrier("fflush", "unmarked");
 }
 
+/*
+ * The marked thread holds the stream's lock (flockfile) while it logs and
+ * flushes: the helpers cannot take it, so the flush must not wait for them
+ * for ever (it writes the queue itself).
+ */
+Test(async, fflush_while_holding_the_stream_lock_writes_what_is_queued)
+{
+	barrier("fflush_locked", "marked");
+}
+
 Test(async, fclose_writes_what_is_queued)
 {
 	barrier("fclose", "marked");
