@@ -278,22 +278,19 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	}
 }
 
-struct worker_start {
-	cpu_set_t cpus;
-	int index;
-};
+#define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
 
-static struct worker_start worker_starts[64];
+static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
 
 static void *worker_main(void *arg)
 {
-	struct worker_start *ws = arg;
+	(void)arg;
 	struct rto_queue *q = rto_q;
 
 	rto_is_helper = 1;
 	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);
-	pin_and_prioritise(&ws->cpus);
+	pin_and_prioritise(&worker_cpus);
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
@@ -338,9 +335,10 @@ static int start_workers(struct rto_queue *q)
 	int err = 0;
 	unsigned n = rto_opt.workers;
 
-	if (n > sizeof(worker_starts) / sizeof(worker_starts[0]))
-		n = sizeof(worker_starts) / sizeof(worker_starts[0]);
+	if (n > RTO_WORKERS_MAX)
+		n = RTO_WORKERS_MAX;
 	choose_cpus(&cpus);
+	worker_cpus = cpus; /* read by the workers, which start after this */
 	__cds_wfcq_init(&q->head, &q->tail);
 	/* Workers start with every signal blocked: signals belong to callers. */
 	sigfillset(&all);
@@ -360,9 +358,7 @@ static int start_workers(struct rto_queue *q)
 	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
 	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
 	for (unsigned i = 0; i < n && !err; i++) {
-		worker_starts[i].cpus = cpus;
-		worker_starts[i].index = (int)i;
-		err = rto_real_pthread_create(&tid, &attr, worker_main, &worker_starts[i]);
+		err = rto_real_pthread_create(&tid, &attr, worker_main, NULL);
 		if (!err) { /* named before any call is served: tools see every helper */
 			char name[16];
 			snprintf(name, sizeof(name), "rtoffload/%u", i);
