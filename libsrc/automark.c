@@ -217,7 +217,8 @@ static __thread int creating_internal RTO_TLS; /* create_internal() is on the st
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg)
 {
-	if (!policy_active() || rto_helper_is_self() || creating_internal)
+	if (!policy_active() || rto_helper_is_self() || creating_internal ||
+	    rto_sanitizer_own_thread(attr, __builtin_return_address(0)))
 		return REAL(real_pthread_create)(thread, attr, fn, arg);
 	struct start *s = malloc(sizeof(*s));
 	if (!s)

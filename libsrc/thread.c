@@ -66,10 +66,12 @@ static void mask_changed(int how, const sigset_t *set)
 
 RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-			"pthread_sigmask", NULL);
-	int err = real_pthread_sigmask(how, set, old);
+	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_pthread_sigmask);
+	if (!real) /* any thread may be first: the same value, stored atomically */
+		real = CMM_STORE_SHARED(real_pthread_sigmask,
+					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+						"pthread_sigmask", NULL));
+	int err = real(how, set, old);
 	if (!err)
 		mask_changed(how, set);
 	return err;
@@ -77,10 +79,12 @@ RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!real_sigprocmask)
-		real_sigprocmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-			"sigprocmask", NULL);
-	int ret = real_sigprocmask(how, set, old);
+	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_sigprocmask);
+	if (!real)
+		real = CMM_STORE_SHARED(real_sigprocmask,
+					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+						"sigprocmask", NULL));
+	int ret = real(how, set, old);
 	if (ret == 0)
 		mask_changed(how, set);
 	return ret;

@@ -330,7 +330,7 @@ static void emit_forgetting_wrapper(FILE *o, const struct call *c)
 	char items[128], *save = NULL;
 	int k = 0;
 
-	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
+	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	if (c->flush)
@@ -399,7 +399,7 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		emit_forgetting_wrapper(o, c);
 		return;
 	}
-	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
+	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	if (c->flush)

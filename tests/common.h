@@ -158,8 +158,13 @@ int run_proc(char *const argv[], char *const env[], struct proc *p);
 /* The value of "key=" in text (key=value words), or def when absent. */
 long kv(const char *text, const char *key, long def);
 
-/* The library under test, for LD_PRELOAD (a build path, set by CMake). */
+/* The library under test (a build path, set by CMake). */
 const char *rto_lib_path(void);
+/*
+ * What LD_PRELOAD must hold to preload it: the library, after the sanitizer
+ * runtime in the sanitizer presets (which must come first).
+ */
+const char *rto_preload(void);
 /* The probe program (tests/probe.c), which is not linked to the library. */
 const char *rto_probe_path(void);
 

@@ -9,6 +9,7 @@
  * the number of the check that failed) and the parent asserts.
  */
 #include "common.h"
+#include "raw_clone.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -289,7 +290,7 @@ static void cloner_job(void *arg)
 {
 	struct cloner *c = arg;
 	/* Like fork() but behind glibc's back: no atfork, no pthread reset. */
-	long pid = syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	long pid = raw_clone_fork();
 
 	if (pid == 0)
 		syscall(SYS_exit_group, clone_child(c->fd));

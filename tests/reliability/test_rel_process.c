@@ -17,6 +17,7 @@
  * the number of the check that failed) or key=value lines.
  */
 #include "rel.h"
+#include "../raw_clone.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -222,7 +223,7 @@ static int clone_child(const char *path)
 static void cloner_job(void *arg)
 {
 	struct forker *f = arg;
-	long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	long pid = raw_clone_fork();
 
 	if (pid == 0)
 		syscall(SYS_exit_group, clone_child(f->path)); /* no atexit: not ours */
