@@ -59,8 +59,8 @@ static void apply(struct rto_thread *t)
 {
 	unsigned char route = CMM_LOAD_SHARED(t->route);
 
-	if (route != RTO_ROUTE_DIRECT && !t->by_policy)
-		return;
+	if ((route != RTO_ROUTE_DIRECT && !t->by_policy) || RTO_UNLIKELY(rto_fork_no_threads))
+		return; /* marked by the API; or no helper can start here (fork.c) */
 	/* Fault accounting and prefault act on the calling thread only. */
 	int self = t == &rto_self;
 	if (wanted(t->traits)) {

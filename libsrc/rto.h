@@ -411,6 +411,10 @@ RTO_HIDDEN void rto_seccomp_check_at_mark(void);
 RTO_HIDDEN void rto_sanitizer_init(void);
 /* Its pthread_create interceptor, or NULL without one. */
 RTO_HIDDEN void *rto_sanitizer_pthread_create(void);
+/* 1: that runtime is ThreadSanitizer's. */
+RTO_HIDDEN int rto_sanitizer_is_tsan(void);
+/* 1: pc is in that runtime (its interceptors). */
+RTO_HIDDEN int rto_sanitizer_pc(const void *pc);
 /* 1: pthread_create(attr) called from caller is the sanitizer runtime's own thread. */
 RTO_HIDDEN int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller);
 /* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
@@ -423,6 +427,8 @@ RTO_HIDDEN void rto_init_once(void);
 
 /* fork.c */
 RTO_HIDDEN int rto_fork_init(void);
+/* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
+RTO_HIDDEN extern int rto_fork_no_threads;
 RTO_HIDDEN void rto_fork_check(void);
 
 /* futex.c */

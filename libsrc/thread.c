@@ -183,6 +183,10 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 		errno = EPERM; /* a helper serving itself would deadlock */
 		return -1;
 	}
+	if (RTO_UNLIKELY(rto_fork_no_threads)) {
+		errno = EAGAIN; /* no helper can start in this process (fork.c) */
+		return -1;
+	}
 	if (rto_helpers_start() != 0)
 		return -1;
 	rto_thread_capture(&rto_self);

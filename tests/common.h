@@ -40,6 +40,17 @@
  * caller: the runtime's wrappers of them work only there
  * (libsrc/sanitizer.c).
  */
+/*
+ * ThreadSanitizer cannot follow threads started in the child of a
+ * multi-threaded fork: under it the library marks nothing and starts no
+ * helper there (libsrc/fork.c), and a test's forked child makes its calls
+ * on its own thread.
+ */
+#ifdef __SANITIZE_THREAD__
+#define RTO_FORK_CHILD_DIRECT 1
+#else
+#define RTO_FORK_CHILD_DIRECT 0
+#endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RTO_SANITIZER_CALLBACKS_LOCAL 1
 #else
