@@ -144,6 +144,8 @@ static int write_next(uint64_t seq)
 
 	for (int i = 0; i < n; i++) {
 		struct ring *r = &rings[i];
+		if (!CMM_LOAD_SHARED(r->buf))
+			continue; /* its slot is taken, the ring not yet made (published last) */
 		struct entry *e = peek(r);
 		if (!e || e->seq != seq)
 			continue;
@@ -244,10 +246,16 @@ void rto_async_kick(void)
 
 /* ---- barriers ------------------------------------------------------------------- */
 
-/* Everything accepted so far is written before this returns. */
+/*
+ * Everything accepted so far is written before this returns.  Not on a
+ * helper: one reaches a flush wrapper only from code outside the program's
+ * own flow (a sanitizer's symbolizer, which closes its files inside a
+ * report, where a drain would be reported again and hang; a constructor
+ * run by an offloaded dlopen), and the program's writes are not its own.
+ */
 void rto_async_barrier(void)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)))
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self())
 		return;
 	uint64_t upto = uatomic_read(&next_seq);
 	if (uatomic_read(&written_seq) >= upto)

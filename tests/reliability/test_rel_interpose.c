@@ -566,6 +566,15 @@ static const int used_nrs[] = {
 	SYS_getdents,
 	SYS_prctl,
 #endif
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * Not the program's but ThreadSanitizer's (the tsan preset): its
+	 * thread start asks pthread_getattr_np() for the stack
+	 * (sched_getaffinity); its background thread reads the time of day.
+	 */
+	SYS_sched_getaffinity,
+	SYS_gettimeofday,
+#endif
 };
 
 struct plain_io {
