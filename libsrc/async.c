@@ -32,9 +32,16 @@
  * A helper never waits for a lock that a marked thread may hold while it
  * waits for a helper (a stream's, taken by stdio_lock.c for its call, or
  * the drain lock of a flushing thread): a drain that finds one taken
- * queues itself again, behind every request, and returns.  A marked
- * thread whose flush makes no progress that way (it holds the lock
- * itself) writes the queue itself.
+ * returns and leaves a note (stalled); the marked thread that releases a
+ * stream lock (stdio_lock.c) queues the drain again, and so does every
+ * later async write, flush point and exit.  A marked thread whose flush
+ * makes no progress that way (it holds the lock itself) writes the queue
+ * itself.
+ *
+ * A drain notice is queued again only once the helper that ran it last has
+ * finished with it (its state DONE, after which a helper never touches a
+ * request): a producer that finds it still finishing waits for that, as a
+ * caller waits for its own request.
  */
 #include "shims_prelude.h"
 
@@ -147,6 +154,8 @@ static int write_next(uint64_t seq, FILE **f)
 
 	for (int i = 0; i < n; i++) {
 		struct ring *r = &rings[i];
+		if (!CMM_LOAD_SHARED(r->buf))
+			continue; /* its slot is taken, the ring not yet made (published last) */
 		struct entry *e = peek(r);
 		if (!e || e->seq != seq)
 			continue;
@@ -185,7 +194,7 @@ static int drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
 			ret = DRAIN_BUSY;
 		if (w <= 0)
 			break;
-		uatomic_set(&written_seq, written_seq + 1);
+		uatomic_set(&written_seq, written_seq + 1); /* barriers read it unlocked */
 		if (!streams || !f)
 			continue;
 		int k = 0;
@@ -208,37 +217,72 @@ static int drain_until(uint64_t upto, int must)
 	return ret;
 }
 
+static int32_t stalled; /* a helper's drain gave up on a taken lock */
+
 static void run_drain(void *arg);
 RTO_FN(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain);
 
-/* A drain that found a lock taken: queued again behind every request (priority 0). */
-static struct rto_req retry_notice = {.fn = &rto_fn_async_drain, .args = &retry_notice};
-static int32_t retry_armed;
+/* Queued by whoever releases what a drain waited for (rto_async_kick). */
+static struct rto_req kick_notice = {
+	.fn = &rto_fn_async_drain, .args = &kick_notice, .state = RTO_REQ_DONE};
+static int32_t kick_armed;
 
 static void run_drain(void *arg)
 {
 	struct ring *r = arg;
 	int saved = errno;
 
-	if (arg == &retry_notice)
-		uatomic_set(&retry_armed, 0);
+	if (arg == &kick_notice)
+		uatomic_set(&kick_armed, 0);
 	else if (r)
 		uatomic_set(&r->armed, 0); /* before draining: later entries re-arm */
-	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) == DRAIN_BUSY &&
-	    !uatomic_xchg(&retry_armed, 1)) {
-		retry_notice.state = RTO_REQ_PENDING;
-		retry_notice.prio = 0;
-		rto_offload_async(&retry_notice);
-	}
+	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) == DRAIN_BUSY)
+		uatomic_set(&stalled, 1);
 	errno = saved;
+}
+
+/* Until the helper that last ran notice n is done with it (it may then be reused). */
+static void wait_done(struct rto_req *n)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (CMM_LOAD_SHARED(n->state) == RTO_REQ_DONE)
+			return;
+		caa_cpu_relax();
+	}
+	/* Its helper's DONE exchange wakes us (helper.c): the caller's protocol. */
+	while (uatomic_cmpxchg(&n->state, RTO_REQ_PENDING, RTO_REQ_WAITING) != RTO_REQ_DONE)
+		rto_futex_wait(&n->state, RTO_REQ_WAITING);
+}
+
+/* Queue notice n (its *armed flag just taken) once its last run is over. */
+static void queue_notice(struct rto_req *n, int prio)
+{
+	wait_done(n);
+	n->state = RTO_REQ_PENDING;
+	n->prio = prio;
+	rto_offload_async(n);
+}
+
+void rto_async_kick(void)
+{
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(stalled)) || uatomic_xchg(&kick_armed, 1))
+		return;
+	uatomic_set(&stalled, 0);
+	queue_notice(&kick_notice, rto_self.prio);
 }
 
 /* ---- barriers ------------------------------------------------------------------- */
 
-/* Everything accepted so far is written before this returns. */
+/*
+ * Everything accepted so far is written before this returns.  Not on a
+ * helper: one reaches a flush wrapper only from code outside the program's
+ * own flow (a sanitizer's symbolizer, which closes its files inside a
+ * report, where a drain would be reported again and hang; a constructor
+ * run by an offloaded dlopen), and the program's writes are not its own.
+ */
 void rto_async_barrier(void)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)))
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self())
 		return;
 	uint64_t upto = uatomic_read(&next_seq);
 	if (uatomic_read(&written_seq) >= upto)
@@ -298,6 +342,7 @@ void rto_async_thread_marked(void)
 	rings[i].cap = cap;
 	rings[i].notice.fn = &rto_fn_async_drain;
 	rings[i].notice.args = &rings[i];
+	rings[i].notice.state = RTO_REQ_DONE; /* free */
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
 	uatomic_set(&async_used, 1);
 	my_ring = &rings[i];
@@ -308,9 +353,8 @@ static void arm(struct ring *r)
 {
 	if (uatomic_xchg(&r->armed, 1))
 		return;
-	r->notice.state = RTO_REQ_PENDING;
-	r->notice.prio = rto_self.prio;
-	rto_offload_async(&r->notice);
+	uatomic_set(&stalled, 0); /* this drain retries what a stalled one left */
+	queue_notice(&r->notice, rto_self.prio);
 }
 
 /* Room for need bytes at the head (plus a SKIP to the start): 1, or 0 if full. */
@@ -500,9 +544,12 @@ static void child_after_fork(void)
 	for (int i = 0; i < nrings && i < MAX_RINGS; i++) {
 		rings[i].tail = rings[i].head;
 		rings[i].armed = 0;
+		rings[i].notice.state = RTO_REQ_DONE; /* no helper runs it here */
 	}
 	written_seq = next_seq;
-	retry_armed = 0;
+	stalled = 0;
+	kick_armed = 0;
+	kick_notice.state = RTO_REQ_DONE;
 }
 
 void rto_async_init(void)

@@ -64,8 +64,8 @@ static void apply(struct rto_thread *t, pid_t tid)
 {
 	unsigned char route = CMM_LOAD_SHARED(t->route);
 
-	if (route != RTO_ROUTE_DIRECT && !t->by_policy)
-		return;
+	if ((route != RTO_ROUTE_DIRECT && !t->by_policy) || RTO_UNLIKELY(rto_fork_no_threads))
+		return; /* marked by the API; or no helper can start here (fork.c) */
 	int self = t == &rto_self;
 	if (wanted(t->traits)) {
 		t->by_policy = 1;
@@ -226,7 +226,8 @@ static __thread int creating_internal RTO_TLS; /* create_internal() is on the st
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg)
 {
-	if (!policy_active() || rto_helper_is_self() || creating_internal)
+	if (!policy_active() || rto_helper_is_self() || creating_internal ||
+	    rto_sanitizer_own_thread(attr, __builtin_return_address(0)))
 		return REAL(real_pthread_create)(thread, attr, fn, arg);
 	struct start *s = malloc(sizeof(*s));
 	if (!s)

@@ -215,7 +215,7 @@ static int walk(struct site *s, int print)
 		char name[128] = "??";
 		Dl_info info = {0};
 		unw_get_reg(&c, UNW_REG_IP, &ip);
-		if (in_library(ip) || (frame == 0 && in_sanitizer_runtime(ip)))
+		if (in_library(ip) || in_sanitizer_runtime(ip))
 			continue;
 		unw_get_proc_name(&c, name, sizeof(name), &off);
 		dladdr((void *)ip, &info);
@@ -250,12 +250,37 @@ static void report(struct site *s, struct rto_fn *fn, int event, uint64_t minor,
 		out("SUMMARY: rtoffload: %s '%s' in %s\n", event_names[event], fn->name, s->where);
 }
 
+/*
+ * The calling stack's instruction pointers.  unw_backtrace() keeps a cache
+ * per thread whose key destructor makes itself the last one to run, as
+ * ThreadSanitizer's does: under ThreadSanitizer it then runs on a retired
+ * thread and crashes there, so the walk is made step by step instead.
+ */
+static int backtrace_ips(void **ips, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	int n = 0;
+
+	if (!rto_sanitizer_is_tsan())
+		return unw_backtrace(ips, max);
+	unw_getcontext(&uc);
+	if (unw_init_local(&c, &uc) < 0)
+		return 0;
+	while (n < max && unw_step(&c) > 0) {
+		unw_word_t ip;
+		unw_get_reg(&c, UNW_REG_IP, &ip);
+		ips[n++] = (void *)ip;
+	}
+	return n;
+}
+
 static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, uint64_t major)
 {
 	void *ips[DEPTH];
 	int fresh;
 
-	int n = unw_backtrace(ips, DEPTH);
+	int n = backtrace_ips(ips, DEPTH);
 	struct site *s = site_of(hash_stack(ips, n, event, fn), &fresh);
 	if (!s)
 		return;

@@ -25,12 +25,16 @@ static size_t rto_q_size;
  * then hang on it.  So fork waits, a bounded while, until every helper has
  * reached its loop (each one counts itself awake, or asleep, from there).
  */
+static int forked_with_helpers; /* set in the parent before fork(): the child reads it */
+int rto_fork_no_threads;	/* this process may not start helpers (see child_after_fork) */
+
 static void before_fork(void)
 {
 	struct rto_queue *q = rto_q;
 	int n = (int)(rto_opt.workers < 64 ? rto_opt.workers : 64);
 
-	if (!q || !CMM_LOAD_SHARED(q->ready))
+	forked_with_helpers = q && CMM_LOAD_SHARED(q->ready);
+	if (!forked_with_helpers)
 		return;
 	uint64_t end = rto_now_ns() + 100 * 1000 * 1000;
 	while (CMM_LOAD_SHARED(q->awake) + CMM_LOAD_SHARED(q->sleepers) < n && rto_now_ns() < end)
@@ -42,6 +46,16 @@ static void child_after_fork(void)
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
 	memset(rto_q, 0, rto_q_size);
 	rto_stats_reset();
+	/*
+	 * ThreadSanitizer cannot follow threads started in the child of a
+	 * multi-threaded fork (it dies, or trips over the parent's threads):
+	 * under it such a child runs its calls on its own threads, unmarked.
+	 */
+	if (forked_with_helpers && rto_sanitizer_is_tsan()) {
+		rto_fork_no_threads = 1;
+		rto_self.route = RTO_ROUTE_DIRECT;
+		rto_self.by_policy = 0;
+	}
 }
 
 int rto_fork_init(void)

@@ -8,19 +8,32 @@
 #include <time.h>
 #include <unistd.h>
 
-void rto_futex_wait(uint32_t *addr, uint32_t val)
-{
-	int saved = errno;
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-	errno = saved;
-}
-
 void rto_futex_wait_ns(uint32_t *addr, uint32_t val, long ns)
 {
 	struct timespec ts = {ns / 1000000000, ns % 1000000000};
 	int saved = errno;
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 	errno = saved;
+}
+
+/* Returns on a wake, a signal, or spuriously: callers re-check their condition. */
+void rto_futex_wait(uint32_t *addr, uint32_t val)
+{
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer runs a signal's handler only in a call it knows
+	 * blocks or at an interceptor's exit, and a raw futex wait is neither:
+	 * a handler would wait for the end of the wait (and an offloaded call
+	 * its interruption, signals.c, for ever).  So it waits in slices of a
+	 * millisecond, each ended by clock_gettime, one of its interceptors.
+	 */
+	rto_futex_wait_ns(addr, val, 1000000);
+	(void)rto_now_ns();
+#else
+	int saved = errno;
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	errno = saved;
+#endif
 }
 
 void rto_futex_wake(uint32_t *addr, int n)

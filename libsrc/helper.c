@@ -50,7 +50,7 @@ static void pending_insert(struct rto_queue *q, struct rto_req *r)
 	while (*pp && (*pp)->prio >= r->prio)
 		pp = (struct rto_req **)&(*pp)->node.next;
 	r->node.next = (struct cds_wfcq_node *)*pp;
-	*pp = r;
+	CMM_STORE_SHARED(*pp, r); /* q->pending is read without the lock */
 }
 
 /* Move what callers enqueued into the priority list.  Under q->dispatch. */
@@ -79,7 +79,7 @@ static struct rto_req *take(struct rto_queue *q)
 	drain_queue(q);
 	r = q->pending;
 	if (r)
-		q->pending = (struct rto_req *)r->node.next;
+		CMM_STORE_SHARED(q->pending, (struct rto_req *)r->node.next);
 	pthread_mutex_unlock(&q->dispatch);
 	return r;
 }

@@ -4,7 +4,7 @@
 
 #include <dlfcn.h>
 
-void *rto_resolve(const char *name, void *self)
+RTO_UNINSTRUMENTED void *rto_resolve(const char *name, void *self)
 {
 	/*
 	 * RTLD_NEXT: the next object after us in the lookup order, which is

@@ -24,7 +24,8 @@
 #include <limits.h>
 #include <pthread.h>
 
-#define _LGPL_SOURCE /* inline wfcq fast paths; we are LGPL too */
+#define _LGPL_SOURCE	/* inline wfcq fast paths; we are LGPL too */
+#include "tsan_annot.h" /* under ThreadSanitizer: liburcu's atomics as __atomic */
 #include <urcu/wfcqueue.h>
 
 #define RTO_HIDDEN	__attribute__((visibility("hidden")))
@@ -32,6 +33,14 @@
 #define RTO_LIKELY(x)	__builtin_expect(!!(x), 1)
 #define RTO_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RTO_TLS		__attribute__((tls_model("initial-exec")))
+/*
+ * No sanitizer instrumentation: code a sanitizer runtime may reach before
+ * it is initialised (TSan's start-up installs its signal handlers through
+ * sigaction(), ASan's log_path= makes its directory with mkdir(): both our
+ * wrappers, instrumented code there crashes on shadow memory that does not
+ * exist yet), and the first steps of our signal trampoline.  Nothing else.
+ */
+#define RTO_UNINSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* ---- options.c: RTOFFLOAD_OPTIONS ------------------------------------ */
 
@@ -160,8 +169,11 @@ static inline void rto_own_add(uint64_t *c, uint64_t n)
 /* The calling thread's mode: its own, else the mode= option. */
 RTO_HIDDEN int rto_thread_mode(void);
 
-/* One TLS load and a branch: true for every unmarked thread. */
-static inline int rto_direct(void)
+/*
+ * One TLS load and a branch: true for every unmarked thread.  Always
+ * inline: it runs in the uninstrumented wrappers, before a sanitizer is up.
+ */
+static inline __attribute__((always_inline)) int rto_direct(void)
 {
 	return RTO_LIKELY(rto_self.route != RTO_ROUTE_MARKED);
 }
@@ -224,6 +236,8 @@ RTO_HIDDEN int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *dat
 RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap,
 				 int *ret);
 RTO_HIDDEN void rto_async_barrier(void);
+/* A stream lock was released: queue the drain a helper gave up on (if any). */
+RTO_HIDDEN void rto_async_kick(void);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
@@ -329,7 +343,7 @@ RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
 #define RTO_REAL(ret, fname, params, args)                                \
 	static ret rto_lazy_##fname params;                               \
 	RTO_HIDDEN ret(*rto_real_##fname) params = rto_lazy_##fname;      \
-	static ret rto_lazy_##fname params                                \
+	RTO_UNINSTRUMENTED static ret rto_lazy_##fname params             \
 	{                                                                 \
 		void *p_ = rto_resolve(#fname, (void *)rto_lazy_##fname); \
 		if (!p_)                                                  \
@@ -339,7 +353,7 @@ RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
 	}
 
 /* resolve.c: the next definition of name, or NULL (also when it is self). */
-RTO_HIDDEN void *rto_resolve(const char *name, void *self);
+RTO_HIDDEN RTO_UNINSTRUMENTED void *rto_resolve(const char *name, void *self);
 /* Set p from name when libc has it; keep p otherwise. */
 #define RTO_RESOLVE(p, name, self)                      \
 	do {                                            \
@@ -529,6 +543,12 @@ RTO_HIDDEN void rto_seccomp_check_at_mark(void);
 RTO_HIDDEN void rto_sanitizer_init(void);
 /* Its pthread_create interceptor, or NULL without one. */
 RTO_HIDDEN void *rto_sanitizer_pthread_create(void);
+/* 1: that runtime is ThreadSanitizer's. */
+RTO_HIDDEN int rto_sanitizer_is_tsan(void);
+/* 1: pc is in that runtime (its interceptors). */
+RTO_HIDDEN int rto_sanitizer_pc(const void *pc);
+/* 1: pthread_create(attr) called from caller is the sanitizer runtime's own thread. */
+RTO_HIDDEN int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller);
 /* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
 RTO_HIDDEN int rto_sanitizer_callbacks_here(int has_callbacks);
 /* Run fn on the calling thread and count it as local; returns 0. */
@@ -539,6 +559,8 @@ RTO_HIDDEN void rto_init_once(void);
 
 /* fork.c */
 RTO_HIDDEN int rto_fork_init(void);
+/* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
+RTO_HIDDEN extern int rto_fork_no_threads;
 RTO_HIDDEN void rto_fork_check(void);
 
 /* futex.c */

@@ -6,6 +6,12 @@
  *  - Its pthread_create interceptor must see the helper threads: a thread
  *    started behind its back has no sanitizer state (automark.c starts
  *    them through it).
+ *  - Its interceptors sit between the program and our wrappers: a call
+ *    site report skips their frames like ours (callsite.c).
+ *  - ThreadSanitizer starts a thread of its own (its background thread,
+ *    again in a forked child) with libc's pthread_create as it found it:
+ *    ours.  That thread must not run our instrumented thread start
+ *    (mark=): rto_sanitizer_own_thread() tells it apart.
  *  - Its interceptors of calls that take callbacks (scandir's filter and
  *    compar) give the wrappers they pass down their targets in
  *    thread-local variables of the calling thread: on a helper the
@@ -20,17 +26,44 @@
 #include <dlfcn.h>
 
 static void *icpt_pthread_create;
+static void *runtime_base; /* the runtime's load address, where it is first */
+static int is_tsan;
 static int found;
 
 void rto_sanitizer_init(void)
 {
+	Dl_info info;
+
 	if (found)
 		return;
 	void *icpt = dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
 	/* First: what the program's own pthread_create reference binds to. */
-	if (icpt && icpt == dlsym(RTLD_DEFAULT, "pthread_create"))
+	if (icpt && icpt == dlsym(RTLD_DEFAULT, "pthread_create")) {
 		icpt_pthread_create = icpt;
+		if (dladdr(icpt, &info))
+			runtime_base = info.dli_fbase;
+		is_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	}
 	found = 1;
+}
+
+int rto_sanitizer_pc(const void *pc)
+{
+	Dl_info info;
+
+	return runtime_base && dladdr(pc, &info) && info.dli_fbase == runtime_base;
+}
+
+int rto_sanitizer_is_tsan(void)
+{
+	return is_tsan;
+}
+
+int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller)
+{
+	/* Its interceptor always passes an attr of its own; its internal start, NULL. */
+	rto_sanitizer_init();
+	return is_tsan && !attr && rto_sanitizer_pc(caller);
 }
 
 void *rto_sanitizer_pthread_create(void)

@@ -45,9 +45,11 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (!real_syscall)
-		real_syscall = (long (*)(long, ...))rto_resolve("syscall", NULL);
-	long ret = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long (*real)(long, ...) = CMM_LOAD_SHARED(real_syscall);
+	if (!real) /* any thread may be first: the same value, stored atomically */
+		real = CMM_STORE_SHARED(real_syscall,
+					(long (*)(long, ...))rto_resolve("syscall", NULL));
+	long ret = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (RTO_UNLIKELY(nr == SYS_seccomp) && ret >= 0 && a[0] == SECCOMP_SET_MODE_FILTER &&
 	    !(a[1] & SECCOMP_FILTER_FLAG_TSYNC))
 		rto_self.own_filter = 1;

@@ -36,7 +36,8 @@ static void *user_handler[NSIG]; /* the program's handler behind each trampoline
 static int user_flags[NSIG];	 /* its sa_flags as the program gave them */
 static __thread int worker_tid RTO_TLS;
 
-static int (*get_real_sigaction(void))(int, const struct sigaction *, struct sigaction *)
+RTO_UNINSTRUMENTED static int (*get_real_sigaction(void))(int, const struct sigaction *,
+							  struct sigaction *)
 {
 	if (!real_sigaction)
 		real_sigaction = (int (*)(int, const struct sigaction *,
@@ -46,13 +47,13 @@ static int (*get_real_sigaction(void))(int, const struct sigaction *, struct sig
 
 static __thread sigjmp_buf *fault_jump RTO_TLS; /* a worker inside a call */
 
-static int is_fault(int sig)
+RTO_UNINSTRUMENTED static int is_fault(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
 }
 
 /* No handler of the program's: what the kernel would have done. */
-static void default_action(int sig, siginfo_t *si)
+RTO_UNINSTRUMENTED static void default_action(int sig, siginfo_t *si)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 
@@ -62,7 +63,7 @@ static void default_action(int sig, siginfo_t *si)
 	/* A fault: returning runs the faulting instruction again, now fatal. */
 }
 
-static void trampoline(int sig, siginfo_t *si, void *uc)
+RTO_UNINSTRUMENTED static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	void *h = user_handler[sig];
 	int flags = user_flags[sig];
@@ -87,12 +88,13 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 		((void (*)(int))h)(sig);
 }
 
-static int is_function(void *h)
+RTO_UNINSTRUMENTED static int is_function(void *h)
 {
 	return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR;
 }
 
-RTO_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,
+					    struct sigaction *old)
 {
 	struct sigaction mine;
 	int ours = sig > 0 && sig < NSIG && sig != RTO_SIG_INTERRUPT;
@@ -120,7 +122,7 @@ RTO_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 }
 
 /* glibc's signal(): BSD semantics, SA_RESTART, the signal blocked in its handler. */
-RTO_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+RTO_EXPORT RTO_UNINSTRUMENTED void (*signal(int sig, void (*handler)(int)))(int)
 {
 	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
 
@@ -132,7 +134,7 @@ RTO_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
 	return old.sa_handler;
 }
 
-RTO_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int)
+RTO_EXPORT RTO_UNINSTRUMENTED void (*bsd_signal(int sig, void (*handler)(int)))(int)
 {
 	return signal(sig, handler);
 }

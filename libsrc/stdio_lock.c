@@ -76,6 +76,7 @@ int rto_call_locked(struct rto_fn *fn, void *args, FILE *f)
 	flockfile(f);
 	int ret = rto_call(fn, args, f);
 	funlockfile(f);
+	rto_async_kick(); /* an async drain may have found this lock taken */
 	return ret;
 }
 
@@ -88,7 +89,7 @@ void *rto_stream_borrow(FILE *f)
 	struct rto_io_lock *l = lock_of(f);
 	void *owner = l->owner;
 
-	l->owner = (void *)pthread_self();
+	CMM_STORE_SHARED(l->owner, (void *)pthread_self()); /* others read it: owner_if_self */
 	borrowed = f;
 	borrowed_cnt = l->cnt;
 	return owner;
@@ -96,7 +97,7 @@ void *rto_stream_borrow(FILE *f)
 
 void rto_stream_return(FILE *f, void *owner)
 {
-	lock_of(f)->owner = owner;
+	CMM_STORE_SHARED(lock_of(f)->owner, owner);
 	borrowed = NULL;
 }
 

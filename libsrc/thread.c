@@ -70,10 +70,12 @@ static void mask_changed(int how, const sigset_t *set)
 
 RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-			"pthread_sigmask", NULL);
-	int err = real_pthread_sigmask(how, set, old);
+	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_pthread_sigmask);
+	if (!real) /* any thread may be first: the same value, stored atomically */
+		real = CMM_STORE_SHARED(real_pthread_sigmask,
+					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+						"pthread_sigmask", NULL));
+	int err = real(how, set, old);
 	if (!err)
 		mask_changed(how, set);
 	return err;
@@ -81,10 +83,12 @@ RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (!real_sigprocmask)
-		real_sigprocmask = (int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-			"sigprocmask", NULL);
-	int ret = real_sigprocmask(how, set, old);
+	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_sigprocmask);
+	if (!real)
+		real = CMM_STORE_SHARED(real_sigprocmask,
+					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
+						"sigprocmask", NULL));
+	int ret = real(how, set, old);
 	if (ret == 0)
 		mask_changed(how, set);
 	return ret;
@@ -296,6 +300,10 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 	rto_init_once(); /* marked from a constructor that ran before ours */
 	if (rto_helper_is_self()) {
 		errno = EPERM; /* a helper serving itself would deadlock */
+		return -1;
+	}
+	if (RTO_UNLIKELY(rto_fork_no_threads)) {
+		errno = EAGAIN; /* no helper can start in this process (fork.c) */
 		return -1;
 	}
 	if (rto_helpers_start() != 0)

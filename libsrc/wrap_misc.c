@@ -140,14 +140,16 @@ void rto_dlerror_set(char *msg)
 
 RTO_EXPORT char *dlerror(void)
 {
-	if (!real_dlerror)
-		real_dlerror = (char *(*)(void))rto_resolve("dlerror", NULL);
+	char *(*real)(void) = CMM_LOAD_SHARED(real_dlerror);
+	if (!real) /* any thread may be first: the same value, stored atomically */
+		real = CMM_STORE_SHARED(real_dlerror,
+					(char *(*)(void))rto_resolve("dlerror", NULL));
 	free(dlerror_returned);
 	dlerror_returned = NULL;
 	if (!rto_self.dlerror)
-		return real_dlerror();
+		return real();
 	dlerror_returned = rto_self.dlerror;
 	rto_self.dlerror = NULL;
-	real_dlerror(); /* and clear any older one of this thread */
+	real(); /* and clear any older one of this thread */
 	return dlerror_returned;
 }

@@ -474,7 +474,7 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		c->cancel);
 	emit_routed(o, c, is_void);
 
-	fprintf(o, "RTO_EXPORT %s %s(", c->ret, c->name);
+	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	if (c->flush)

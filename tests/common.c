@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef RTO_SANITIZER_RUNTIME
+#error "RTO_SANITIZER_RUNTIME (empty, or the sanitizer runtime's path) must come from the build"
+#endif
 #ifndef RTOFFLOAD_LIB
 #error "RTOFFLOAD_LIB (the library's path) must come from the build"
 #endif
@@ -491,6 +494,11 @@ long kv(const char *text, const char *key, long def)
 const char *rto_lib_path(void)
 {
 	return RTOFFLOAD_LIB;
+}
+
+const char *rto_preload(void)
+{
+	return RTO_SANITIZER_RUNTIME " " RTOFFLOAD_LIB;
 }
 
 const char *rto_probe_path(void)

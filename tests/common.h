@@ -40,6 +40,17 @@
  * caller: the runtime's wrappers of them work only there
  * (libsrc/sanitizer.c).
  */
+/*
+ * ThreadSanitizer cannot follow threads started in the child of a
+ * multi-threaded fork: under it the library marks nothing and starts no
+ * helper there (libsrc/fork.c), and a test's forked child makes its calls
+ * on its own thread.
+ */
+#ifdef __SANITIZE_THREAD__
+#define RTO_FORK_CHILD_DIRECT 1
+#else
+#define RTO_FORK_CHILD_DIRECT 0
+#endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RTO_SANITIZER_CALLBACKS_LOCAL 1
 #else
@@ -158,8 +169,13 @@ int run_proc(char *const argv[], char *const env[], struct proc *p);
 /* The value of "key=" in text (key=value words), or def when absent. */
 long kv(const char *text, const char *key, long def);
 
-/* The library under test, for LD_PRELOAD (a build path, set by CMake). */
+/* The library under test (a build path, set by CMake). */
 const char *rto_lib_path(void);
+/*
+ * What LD_PRELOAD must hold to preload it: the library, after the sanitizer
+ * runtime in the sanitizer presets (which must come first).
+ */
+const char *rto_preload(void);
 /* The probe program (tests/probe.c), which is not linked to the library. */
 const char *rto_probe_path(void);
 

@@ -13,12 +13,12 @@
 
 static void run_probe(int preload, struct proc *p)
 {
-	char env_preload[PATH_MAX + 16];
+	char env_preload[2 * PATH_MAX];
 	char *argv[] = {(char *)rto_probe_path(), "api", NULL};
 	char *env[] = {"LD_PRELOAD", "RTOFFLOAD_OPTIONS=", NULL}; /* unset LD_PRELOAD */
 
 	if (preload) {
-		pathf(env_preload, "LD_PRELOAD=%s", rto_lib_path());
+		pathf(env_preload, "LD_PRELOAD=%s", rto_preload());
 		env[0] = env_preload;
 	}
 	cr_assert_eq(run_proc(argv, env, p), 0);

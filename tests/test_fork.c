@@ -9,6 +9,7 @@
  * the number of the check that failed) and the parent asserts.
  */
 #include "common.h"
+#include "raw_clone.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -33,6 +34,7 @@ static const char *const child_checks[] = {
 	"no helper thread in the child",
 	"the forking thread is not marked in the child",
 	"the bytes are not in the file",
+	"marking in the child did not fail with EAGAIN (ThreadSanitizer)",
 };
 
 /* Wait for a child, killing it after WAIT_S: its exit code, or -signal. */
@@ -98,6 +100,36 @@ static int file_is(const char *path, const char *want)
 	return same;
 }
 
+/*
+ * RTO_FORK_CHILD_DIRECT (ThreadSanitizer): the child cannot start threads;
+ * marking fails with EAGAIN, its calls run here, no helper appears.
+ */
+static int direct_child(const char *path)
+{
+	struct rt_offload_stats a, b;
+	pid_t helpers[64];
+
+	if (rt_offload_thread_is_marked())
+		return 9;
+	if (rt_offload_mark_thread() != -1 || errno != EAGAIN)
+		return 11;
+	if (rt_offload_get_stats(&a) != 0 || a.offloaded)
+		return 1;
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 3;
+	if (write(fd, "child\n", 6) != 6)
+		return 4;
+	if (close(fd) != 0)
+		return 6;
+	rt_offload_get_stats(&b);
+	if (b.offloaded)
+		return 7;
+	if (helper_tids(helpers, 64) != 0)
+		return 8;
+	return file_is(path, "child\n") ? 0 : 10;
+}
+
 /* In the child of a fork: a new marked thread offloads, helpers appear. */
 static int child_after_fork(const char *path)
 {
@@ -106,6 +138,8 @@ static int child_after_fork(const char *path)
 	pid_t helpers[64];
 	struct bg b;
 
+	if (RTO_FORK_CHILD_DIRECT)
+		return direct_child(path);
 	if (rt_offload_get_stats(&s) != 0 || s.offloaded || s.local || s.denied)
 		return 1;
 	if (bg_spawn(&b, child_io_job, &c, BG_MARK) != 0 || bg_wait(&b) != 0)
@@ -210,6 +244,8 @@ static int marked_child(const char *path)
 	struct rt_offload_stats a, b;
 	pid_t helpers[64];
 
+	if (RTO_FORK_CHILD_DIRECT)
+		return direct_child(path);
 	if (!rt_offload_thread_is_marked())
 		return 9;
 	if (rt_offload_get_stats(&a) != 0 || a.offloaded)
@@ -289,7 +325,7 @@ static void cloner_job(void *arg)
 {
 	struct cloner *c = arg;
 	/* Like fork() but behind glibc's back: no atfork, no pthread reset. */
-	long pid = syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	long pid = raw_clone_fork();
 
 	if (pid == 0)
 		syscall(SYS_exit_group, clone_child(c->fd));

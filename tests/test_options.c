@@ -21,9 +21,9 @@
 /* Run argv preloaded, with RTOFFLOAD_OPTIONS=options. */
 static void run_with_options(char *const argv[], const char *options, struct proc *p)
 {
-	char preload[PATH_MAX + 16], opts[1024];
+	char preload[2 * PATH_MAX], opts[1024];
 
-	pathf(preload, "LD_PRELOAD=%s", rto_lib_path());
+	pathf(preload, "LD_PRELOAD=%s", rto_preload());
 	cr_assert_lt(snprintf(opts, sizeof(opts), "RTOFFLOAD_OPTIONS=%s", options),
 		     (int)sizeof(opts));
 	char *env[] = {preload, opts, NULL};

@@ -106,13 +106,25 @@ static void signal_during_read(int marked, int restart, struct outcome *o)
 	wait_until_blocked(&o->r, marked);
 	struct rt_offload_stats s1 = stats_now();
 	cr_assert_eq(pthread_kill(b.thread, SIGUSR1), 0);
+	int fed = 0;
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer itself (library or not) runs the SA_RESTART handler
+	 * of a thread blocked in read() only once the read returns: the
+	 * unmarked read gets its data first (tests/sanitizers/README.md).
+	 */
+	if (restart && !marked) {
+		cr_assert_eq(write(p[1], "data", 4), 4);
+		fed = 1;
+	}
+#endif
 	cr_assert(flag_wait_timeout(&handler_done), "the handler never finished: deadlock?");
 	struct rt_offload_stats s2 = stats_now();
-	if (restart) {
+	if (restart && !fed) {
 		/* The read goes on: it still waits for data, then gets it. */
 		wait_until_blocked(&o->r, marked);
 		cr_assert_eq(write(p[1], "data", 4), 4);
-	} else {
+	} else if (!restart) {
 		/* The read ends by itself, with no data ever written... */
 		int ended = flag_wait_timeout(&o->r.finished);
 		if (!ended)

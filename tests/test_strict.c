@@ -249,11 +249,11 @@ Test(strict, mode_api, .timeout = TEST_TIMEOUT)
 
 Test(strict, mode_option_applies_to_marked_threads, .timeout = TEST_TIMEOUT)
 {
-	char dir[PATH_MAX], preload[PATH_MAX + 16];
+	char dir[PATH_MAX], preload[2 * PATH_MAX];
 	struct proc p;
 
 	tmp_make(dir);
-	pathf(preload, "LD_PRELOAD=%s", rto_lib_path());
+	pathf(preload, "LD_PRELOAD=%s", rto_preload());
 	char *argv[] = {(char *)rto_probe_path(), "strict", dir, NULL};
 	char *env[] = {preload, "RTOFFLOAD_OPTIONS=mode=strict", NULL};
 	cr_assert_eq(run_proc(argv, env, &p), 0);

@@ -137,10 +137,10 @@ Test(unmarked, never_marking_starts_no_thread, .timeout = TEST_TIMEOUT)
 /* The same in a plain preloaded process, where nothing else starts threads. */
 Test(unmarked, preloaded_process_keeps_one_thread, .timeout = TEST_TIMEOUT)
 {
-	char preload[PATH_MAX + 16];
+	char preload[2 * PATH_MAX];
 	struct proc p;
 
-	pathf(preload, "LD_PRELOAD=%s", rto_lib_path());
+	pathf(preload, "LD_PRELOAD=%s", rto_preload());
 	char *argv[] = {(char *)rto_probe_path(), "threads", NULL};
 	char *env[] = {preload, "RTOFFLOAD_OPTIONS=", NULL};
 	cr_assert_eq(run_proc(argv, env, &p), 0);

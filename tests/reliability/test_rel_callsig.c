@@ -166,9 +166,22 @@ static void noop_job(void *arg)
 	(void)arg;
 }
 
+#ifdef __SANITIZE_THREAD__
+#define TSAN 1
+#else
+#define TSAN 0
+#endif
+/* ThreadSanitizer: the child as a scenario of this program (below). */
+static int scenario_dies_of(int marked, const char *job, const char *path);
+static const char *too_big_path(void *arg);
+
 /* A child that makes the call from a (marked) thread; how it ended. */
 static int child_dies_of(int marked, void (*job)(void *), void *arg, int sig)
 {
+	if (TSAN && job == broken_pipe_job)
+		return scenario_dies_of(marked, "pipe", NULL);
+	if (TSAN)
+		return scenario_dies_of(marked, "big", too_big_path(arg));
 	fflush(NULL);
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
@@ -283,4 +296,57 @@ Test(callsig, sigxfsz_default_action_kills_the_process, .timeout = REL_TIMEOUT)
 	cr_expect_eq(d, -SIGXFSZ, "direct child: %d", d);
 	cr_expect_eq(m, -SIGXFSZ, "offloaded child: %d (want killed by SIGXFSZ)", m);
 	rel_rmtree(dir);
+}
+
+/*
+ * ThreadSanitizer cannot start threads in the child of a multi-threaded
+ * fork (a criterion test process always is one): there the child is a
+ * fresh process, this program run as a scenario (REL_JOB: pipe or big),
+ * so the fork itself is not part of the test under it.
+ */
+REL_SCENARIO(dies_of)
+{
+	const char *job = getenv("REL_JOB"), *path = getenv("REL_PATH");
+	int marked = getenv("REL_MARKED") != NULL;
+	struct broken_pipe b = {0};
+	struct too_big t = {.path = path};
+	struct rlimit no_core = {0, 0};
+
+	if (!job || (strcmp(job, "pipe") && !path))
+		return 100;
+	setrlimit(RLIMIT_CORE, &no_core);
+	if (strcmp(job, "big") == 0) { /* here, not inherited: criterion's start writes more */
+		struct rlimit lim = {LIMIT, RLIM_INFINITY};
+		setrlimit(RLIMIT_FSIZE, &lim);
+	}
+	signal(strcmp(job, "pipe") ? SIGXFSZ : SIGPIPE, SIG_DFL);
+	if (strcmp(job, "pipe") == 0)
+		rel_thread_run(broken_pipe_job, &b, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+	else
+		rel_thread_run(too_big_job, &t, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+	return 0; /* survived: the signal was lost */
+}
+
+static int scenario_dies_of(int marked, const char *job, const char *path)
+{
+	char ejob[32], epath[PATH_MAX + 16];
+	struct rel_proc p;
+
+	snprintf(ejob, sizeof(ejob), "REL_JOB=%s", job);
+	snprintf(epath, sizeof(epath), "REL_PATH=%s", path ? path : "");
+	char *env[] = {ejob, epath, marked ? "REL_MARKED=1" : "REL_MARKED", NULL};
+	struct rlimit old, none = {RLIM_INFINITY, RLIM_INFINITY};
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	setrlimit(RLIMIT_FSIZE, &none); /* the scenario sets its own */
+	int rc = rel_run_scenario("dies_of", env, &p);
+	setrlimit(RLIMIT_FSIZE, &old);
+	cr_assert_eq(rc, 0);
+	if (WIFSIGNALED(p.status))
+		return -WTERMSIG(p.status);
+	return WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -1000;
+}
+
+static const char *too_big_path(void *arg)
+{
+	return ((struct too_big *)arg)->path;
 }

@@ -69,11 +69,11 @@ static void expect_step(const char *out, const char *step, int offloaded)
 static void run_ctor_program(const char *prog, int preload, int preinit_mark, struct rel_proc *p,
 			     char *dir)
 {
-	char envdir[PATH_MAX + 8], pre[PATH_MAX + 16];
+	char envdir[PATH_MAX + 8], pre[2 * PATH_MAX];
 
 	rel_tmpdir(dir);
 	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", rel_lib_path());
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s", REL_SANITIZER_RUNTIME, rel_lib_path());
 	char *env[] = {envdir, "RTOFFLOAD_OPTIONS=mark=main:fd_local=none",
 		       preload ? pre : "LD_PRELOAD",
 		       preinit_mark ? "REL_PREINIT_MARK=1" : "REL_PREINIT_MARK", NULL};
@@ -565,6 +565,15 @@ static const int used_nrs[] = {
 	SYS_open,
 	SYS_getdents,
 	SYS_prctl,
+#endif
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * Not the program's but ThreadSanitizer's (the tsan preset): its
+	 * thread start asks pthread_getattr_np() for the stack
+	 * (sched_getaffinity); its background thread reads the time of day.
+	 */
+	SYS_sched_getaffinity,
+	SYS_gettimeofday,
 #endif
 };
 
