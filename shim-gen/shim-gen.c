@@ -419,12 +419,17 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
 
 /*
  * A marked thread's part of the wrapper, inlined twice: as it is, and
- * between the fault readings of faults:warn (RTO_WATCHED).
+ * between the fault readings of faults:warn (RTO_WATCHED).  Not
+ * instrumented either, like the wrapper it is inlined into: GCC marks an
+ * instrumented function's locals in and out of scope before inlining, and
+ * the uninstrumented frame would never clear those marks (ASan then sees a
+ * later call's arguments as used after their scope).
  */
 static void emit_routed(FILE *o, const struct call *c, int is_void)
 {
-	fprintf(o, "static inline __attribute__((always_inline)) %s rto_routed_%s(", c->ret,
-		c->name);
+	fprintf(o,
+		"static inline __attribute__((always_inline)) RTO_UNINSTRUMENTED %s rto_routed_%s(",
+		c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	emit_async(o, c);
