@@ -172,18 +172,60 @@ static int write_next(uint64_t seq, FILE **f)
 enum { DRAINED, DRAIN_BUSY };
 
 /*
+ * The streams drains wrote to, flushed by abort(): what a drain wrote is
+ * the program's as far as it knows, even when a flush point (a sanitizer's
+ * own abort() flushes stdout first) moved it into the stream's buffer
+ * before abort() ran.  Added under drain_lock; fclose() and pclose() take
+ * their stream out before it is freed (rto_async_forget_stream).  Past
+ * MAX_RINGS streams, the others are not flushed at abort().
+ */
+static FILE *written_streams[MAX_RINGS];
+
+static void note_stream(FILE *f)
+{
+	int free_slot = -1;
+
+	for (int k = 0; k < MAX_RINGS; k++) {
+		FILE *s = CMM_LOAD_SHARED(written_streams[k]);
+		if (s == f)
+			return;
+		if (!s && free_slot < 0)
+			free_slot = k;
+	}
+	if (free_slot >= 0)
+		uatomic_cmpxchg(&written_streams[free_slot], NULL, f);
+}
+
+void rto_async_forget_stream(FILE *f)
+{
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || !f)
+		return;
+	for (int k = 0; k < MAX_RINGS; k++)
+		if (CMM_LOAD_SHARED(written_streams[k]) == f)
+			uatomic_cmpxchg(&written_streams[k], f, NULL);
+}
+
+/*
  * Write in sequence until `upto` (or until nothing more is published).  A
  * number taken but not yet published (its producer is between the two
  * stores) is waited for briefly; a producer preempted there re-arms its
  * ring when it publishes, so nothing waits for ever.  must: wait for
  * everything (a flushing thread, exit); otherwise (a helper) give up with
- * DRAIN_BUSY on a stream lock that is taken.  The streams written to are
- * collected in streams, if given.
+ * DRAIN_BUSY on a stream lock that is taken.
  */
-static int drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
+/*
+ * Set while this thread drains (drain_lock held): a flush point reached
+ * from inside the drain (a sanitizer's report closing its files, a
+ * fopencookie stream's write function calling close) must not drain again.
+ */
+static __thread int draining RTO_TLS;
+
+static int drain_locked(uint64_t upto, int must)
 {
 	FILE *f = NULL;
 	int ret = DRAINED;
+
+	draining = 1;
 
 	while (written_seq < upto) {
 		int spins = 0, w;
@@ -195,14 +237,10 @@ static int drain_locked(uint64_t upto, int must, FILE **streams, int *nstreams)
 		if (w <= 0)
 			break;
 		uatomic_set(&written_seq, written_seq + 1); /* barriers read it unlocked */
-		if (!streams || !f)
-			continue;
-		int k = 0;
-		while (k < *nstreams && streams[k] != f)
-			k++;
-		if (k == *nstreams && k < MAX_RINGS)
-			streams[(*nstreams)++] = f;
+		if (f)
+			note_stream(f);
 	}
+	draining = 0;
 	return ret;
 }
 
@@ -212,7 +250,7 @@ static int drain_until(uint64_t upto, int must)
 		pthread_mutex_lock(&drain_lock);
 	else if (pthread_mutex_trylock(&drain_lock) != 0)
 		return DRAIN_BUSY;
-	int ret = drain_locked(upto, must, NULL, NULL);
+	int ret = drain_locked(upto, must);
 	pthread_mutex_unlock(&drain_lock);
 	return ret;
 }
@@ -282,7 +320,7 @@ void rto_async_kick(void)
  */
 void rto_async_barrier(void)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self())
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self() || draining)
 		return;
 	uint64_t upto = uatomic_read(&next_seq);
 	if (uatomic_read(&written_seq) >= upto)
@@ -447,8 +485,6 @@ static void (*real_abort)(void);
 
 static void drain_at_abort(void)
 {
-	FILE *streams[MAX_RINGS];
-	int nstreams = 0;
 	struct timespec until;
 
 	if (!CMM_LOAD_SHARED(async_used))
@@ -457,10 +493,13 @@ static void drain_at_abort(void)
 	until.tv_sec += 2;
 	if (pthread_mutex_timedlock(&drain_lock, &until) != 0)
 		return;
-	drain_locked(uatomic_read(&next_seq), 0, streams, &nstreams);
+	drain_locked(uatomic_read(&next_seq), 0);
 	pthread_mutex_unlock(&drain_lock);
-	for (int i = 0; i < nstreams; i++)
-		rto_real_fflush(streams[i]);
+	for (int k = 0; k < MAX_RINGS; k++) {
+		FILE *f = CMM_LOAD_SHARED(written_streams[k]);
+		if (f)
+			rto_real_fflush(f);
+	}
 }
 
 RTO_EXPORT void abort(void)

@@ -234,7 +234,9 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
-	int err = REAL(real_pthread_create)(thread, attr, thread_start, s);
+	int err = rto_sanitizer_chain_start(fn, arg, thread_start, s, &s->fn, &s->arg)
+			  ? REAL(real_pthread_create)(thread, attr, fn, arg)
+			  : REAL(real_pthread_create)(thread, attr, thread_start, s);
 	if (err)
 		free(s);
 	return err;

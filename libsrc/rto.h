@@ -238,6 +238,8 @@ RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const cha
 RTO_HIDDEN void rto_async_barrier(void);
 /* A stream lock was released: queue the drain a helper gave up on (if any). */
 RTO_HIDDEN void rto_async_kick(void);
+/* f is being closed: abort() no longer flushes it (lock-free, bounded). */
+RTO_HIDDEN void rto_async_forget_stream(FILE *f);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
@@ -549,6 +551,10 @@ RTO_HIDDEN int rto_sanitizer_is_tsan(void);
 RTO_HIDDEN int rto_sanitizer_pc(const void *pc);
 /* 1: pthread_create(attr) called from caller is the sanitizer runtime's own thread. */
 RTO_HIDDEN int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller);
+/* Under TSan, start fn(arg) with ours(ours_arg) run after the runtime's start: 1 if done. */
+RTO_HIDDEN int rto_sanitizer_chain_start(void *(*fn)(void *), void *arg, void *(*ours)(void *),
+					 void *ours_arg, void *(**user_fn)(void *),
+					 void **user_arg);
 /* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
 RTO_HIDDEN int rto_sanitizer_callbacks_here(int has_callbacks);
 /* Run fn on the calling thread and count it as local; returns 0. */

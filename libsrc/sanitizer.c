@@ -12,6 +12,10 @@
  *    again in a forked child) with libc's pthread_create as it found it:
  *    ours.  That thread must not run our instrumented thread start
  *    (mark=): rto_sanitizer_own_thread() tells it apart.
+ *  - A program's thread reaches our pthread_create (mark=) through
+ *    ThreadSanitizer's interceptor, with the runtime's start function,
+ *    which gives the thread its state: instrumented code that runs before
+ *    it crashes.  So our start goes in after it (rto_sanitizer_chain_start).
  *  - Its interceptors of calls that take callbacks (scandir's filter and
  *    compar) give the wrappers they pass down their targets in
  *    thread-local variables of the calling thread: on a helper the
@@ -70,6 +74,31 @@ void *rto_sanitizer_pthread_create(void)
 {
 	rto_sanitizer_init();
 	return icpt_pthread_create;
+}
+
+/*
+ * ThreadSanitizer's start argument begins with the program's start
+ * function and its argument (struct ThreadParam in tsan_interceptors_posix,
+ * so since 2012): ours takes their place and runs them after the runtime
+ * has set the thread up.  1 when chained (*user_fn, *user_arg the program's).
+ */
+struct tsan_thread_param {
+	void *(*callback)(void *);
+	void *param;
+};
+
+int rto_sanitizer_chain_start(void *(*fn)(void *), void *arg, void *(*ours)(void *), void *ours_arg,
+			      void *(**user_fn)(void *), void **user_arg)
+{
+	struct tsan_thread_param *p = arg;
+
+	if (!is_tsan || !rto_sanitizer_pc((const void *)fn) || !p)
+		return 0;
+	*user_fn = p->callback;
+	*user_arg = p->param;
+	p->callback = ours;
+	p->param = ours_arg;
+	return 1;
 }
 
 int rto_sanitizer_callbacks_here(int has_callbacks)

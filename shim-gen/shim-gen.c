@@ -350,9 +350,12 @@ static void emit_forgets_before(FILE *o, const struct call *c)
 	int k = 0;
 
 	snprintf(items, sizeof(items), "%s", c->forget);
-	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++)
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save), k++) {
 		if (read_before(it))
 			fprintf(o, "\tint rto_fd%d = %s;\n", k, fd_expr(it));
+		if (!strncmp(it, "file:", 5)) /* the stream goes: abort() must not flush it */
+			fprintf(o, "\trto_async_forget_stream(a->%s);\n", it + 5);
+	}
 }
 
 static void emit_forgets_after(FILE *o, const struct call *c)

@@ -319,6 +319,18 @@ Test(async, return_from_main_writes_what_is_queued)
 
 Test(async, exit_from_a_sigterm_handler_writes_what_is_queued)
 {
+	/*
+	 * exit() in a handler is not async-signal-safe, and ThreadSanitizer
+	 * says so when exit's work (ours: writing the queue, whose stream
+	 * allocates its buffer) calls malloc.  The program's choice, common in
+	 * daemons, and what this test is about: that report is off here only.
+	 */
+	const char *tsan = getenv("TSAN_OPTIONS");
+	if (tsan) {
+		char opts[512];
+		snprintf(opts, sizeof(opts), "%s:report_signal_unsafe=0", tsan);
+		setenv("TSAN_OPTIONS", opts, 1);
+	}
 	exit_drain("sigterm");
 }
 
