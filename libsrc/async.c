@@ -296,7 +296,7 @@ static void wait_done(struct rto_req *n)
 static void queue_notice(struct rto_req *n, int prio)
 {
 	wait_done(n);
-	n->state = RTO_REQ_PENDING;
+	uatomic_set(&n->state, RTO_REQ_PENDING); /* its helper's exchange wrote it atomically */
 	n->prio = prio;
 	rto_offload_async(n);
 }

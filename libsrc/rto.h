@@ -24,8 +24,9 @@
 #include <limits.h>
 #include <pthread.h>
 
-#define _LGPL_SOURCE	/* inline wfcq fast paths; we are LGPL too */
-#include "tsan_annot.h" /* under ThreadSanitizer: liburcu's atomics as __atomic */
+#define _LGPL_SOURCE	    /* inline wfcq fast paths; we are LGPL too */
+#include "tsan_annot.h"	    /* under ThreadSanitizer: liburcu's atomics as __atomic */
+#include "helgrind_annot.h" /* the valgrind build: those atomics as Helgrind's edges */
 #include <urcu/wfcqueue.h>
 
 #define RTO_HIDDEN	__attribute__((visibility("hidden")))

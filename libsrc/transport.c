@@ -174,7 +174,8 @@ void rto_offload_async(struct rto_req *r)
 {
 	struct rto_queue *q = rto_q;
 
-	cds_wfcq_node_init(&r->node);
+	/* Queued again and again (async.c): an enqueuer behind it stored its next atomically. */
+	CMM_STORE_SHARED(r->node.next, NULL);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);
 }
