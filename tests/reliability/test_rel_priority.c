@@ -160,6 +160,25 @@ static void release_when_starved(struct caller *c, pid_t helper)
 }
 
 /*
+ * inherit: marking the FIFO caller raises the helpers' ceiling and wakes a
+ * sleeping helper, which goes back to sleep at it; the helper may still be
+ * in its first sleep when the caller is ready.  Wait (bounded) until it
+ * sleeps at SCHED_FIFO; the scenario reports what it finds either way.
+ */
+static void wait_asleep_at_fifo(pid_t helper)
+{
+	for (int i = 0; i < (int)(REL_WAIT_S * 1000); i++) {
+		char state;
+		int policy = -1, prio = -1;
+		if (rel_task_sched(helper, &state, &policy, &prio) == 0 && policy == SCHED_FIFO &&
+		    rel_wait_in_syscall(helper, SYS_futex, -1))
+			return;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+}
+
+/*
  * The helper and the FIFO 80 caller, ready for the call: the helper's tid,
  * or 0.  late and none: a SCHED_OTHER marked thread starts the helper and
  * uses it first, and the helper is asleep before the caller is marked.
@@ -184,6 +203,8 @@ static pid_t prepare(const char *variant, struct caller *c, struct rel_thread *t
 	helper = the_helper();
 	if (!helper || !rel_wait_in_syscall(helper, SYS_futex, -1))
 		return 0;
+	if (strcmp(variant, "none") != 0)
+		wait_asleep_at_fifo(helper);
 	return helper;
 }
 
