@@ -25,7 +25,9 @@
  *     lines; then the process ends: HOW=return (from main), sigterm (a
  *     SIGTERM handler that calls exit), return_fd (write() instead of a
  *     FILE), abort (abort() from main, write()), abort_stdio (the same
- *     with a FILE).  Prints before=N expected=N first.
+ *     with a FILE), abort_after_flush (abort_stdio after fflush(stdout),
+ *     which drains the queue into the FILE's buffer first).  Prints
+ *     before=N expected=N first.
  *
  *   async_path DIR SUB
  *     Run with async_path=DIR/SUB, policy=write:strict, workers=1 and
@@ -297,6 +299,8 @@ int sc_exit_drain(int argc, char **argv)
 	hold_helper(&blk);
 	on_thread("log0", 1, log_lines, &log);
 	say("before=%ld expected=%ld", file_size(path), lines_bytes(0, log.nl));
+	if (!strcmp(argv[0], "abort_after_flush"))
+		fflush(stdout); /* a flush point: the queue goes into the stream's buffer */
 	if (!strncmp(argv[0], "abort", 5))
 		abort(); /* the program's own abort(): what is queued is written first */
 	if (!strcmp(argv[0], "sigterm")) {

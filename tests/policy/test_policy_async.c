@@ -450,6 +450,16 @@ Test(async, abort_writes_and_flushes_queued_stream_lines)
 	abort_drain("abort_stdio");
 }
 
+/*
+ * A flush point just before abort() (here fflush(stdout); ThreadSanitizer's
+ * own abort() does that) drains the queue into the stream's buffer: abort()
+ * still flushes that stream, which only drains wrote to.
+ */
+Test(async, abort_flushes_a_stream_a_barrier_drained_into)
+{
+	abort_drain("abort_after_flush");
+}
+
 /* ---- async_path= ------------------------------------------------------------------------- */
 
 static void path_lines(const char *sub, const char *name, int t, long nl)
