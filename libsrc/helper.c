@@ -24,6 +24,7 @@
 #include <locale.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <resolv.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -190,9 +191,14 @@ static void execute(struct rto_req *r)
 
 	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
 	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
+	struct __res_state own_res;
+	if (r->res)
+		rto_resolver_take(r->res, &own_res);
 	errno = r->err;
 	r->faulted = rto_signal_run_guarded(r);
 	r->err = errno;
+	if (r->res)
+		rto_resolver_give_back(r->res, &own_res);
 	if (RTO_UNLIKELY(r->faulted))
 		rto_stream_release_if_mine(r->file);
 	r->h_err = h_errno;

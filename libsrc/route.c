@@ -58,6 +58,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		.sigmask = rto_self.sigmask,
 		.locale = uselocale((locale_t)0), /* reads TLS: no syscall */
 		.h_err = h_errno,
+		.res = fn->cls == RTO_CLASS_DNS ? rto_resolver_of_caller() : NULL,
 	};
 	/* A cancellation already pending acts before the call, as in libc. */
 	if (fn->cancel)

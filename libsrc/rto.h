@@ -474,7 +474,14 @@ struct rto_req {
 	FILE *file;	  /* the stream a stdio call works on, lent or not */
 	uint64_t sigmask; /* caller's signal mask, for process-class calls */
 	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
+	void *res;	  /* DNS calls: the caller's resolver state (resolver.c), or NULL */
 } __attribute__((aligned(RTO_CACHELINE)));
+
+/* resolver.c: the caller's resolver state (_res) moves to the worker for a DNS call. */
+struct __res_state;
+RTO_HIDDEN void *rto_resolver_of_caller(void);
+RTO_HIDDEN void rto_resolver_take(void *caller, struct __res_state *own);
+RTO_HIDDEN void rto_resolver_give_back(void *caller, const struct __res_state *own);
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
 RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);

@@ -100,6 +100,17 @@ static int file_is(const char *path, const char *want)
 	return same;
 }
 
+/* The child's file: open, write, close; 0, or the code of the step that failed. */
+static int write_child_file(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 3;
+	if (write(fd, "child\n", 6) != 6)
+		return 4;
+	return close(fd) != 0 ? 6 : 0;
+}
+
 /*
  * RTO_FORK_CHILD_DIRECT (ThreadSanitizer): the child cannot start threads;
  * marking fails with EAGAIN, its calls run here, no helper appears.
@@ -115,13 +126,9 @@ static int direct_child(const char *path)
 		return 11;
 	if (rt_offload_get_stats(&a) != 0 || a.offloaded)
 		return 1;
-	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return 3;
-	if (write(fd, "child\n", 6) != 6)
-		return 4;
-	if (close(fd) != 0)
-		return 6;
+	int err = write_child_file(path);
+	if (err)
+		return err;
 	rt_offload_get_stats(&b);
 	if (b.offloaded)
 		return 7;
@@ -250,13 +257,9 @@ static int marked_child(const char *path)
 		return 9;
 	if (rt_offload_get_stats(&a) != 0 || a.offloaded)
 		return 1;
-	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return 3;
-	if (write(fd, "child\n", 6) != 6)
-		return 4;
-	if (close(fd) != 0)
-		return 6;
+	int err = write_child_file(path);
+	if (err)
+		return err;
 	rt_offload_get_stats(&b);
 	if (b.offloaded != 3 || b.local)
 		return 7;

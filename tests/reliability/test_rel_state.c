@@ -5,6 +5,8 @@
  *    grouping, and %m's message language, come from the caller's locale
  *    object, not the helper's;
  *  - h_errno after gethostbyname() of a name that does not exist;
+ *  - the resolver state (_res): a thread that points its own at a name
+ *    server of the test's has its offloaded lookups sent there;
  *  - errno: unchanged by successful calls, as a direct call leaves it.
  *
  * The locale: this VM has only C, C.utf8 and POSIX (`locale -a`).  With
@@ -17,6 +19,7 @@
  */
 #include "rel.h"
 
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <dirent.h>
@@ -24,9 +27,14 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <resolv.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,6 +172,106 @@ Test(state, h_errno_comes_back_from_gethostbyname, .timeout = REL_TIMEOUT)
 	resolve(1, "localhost", &m);
 	cr_expect(d.found && m.found, "localhost: direct %d marked %d", d.found, m.found);
 	cr_expect_eq(m.herr, d.herr, "after a success: h_errno %d, direct %d", m.herr, d.herr);
+}
+
+/* ---- the resolver state ------------------------------------------------------------- */
+
+/*
+ * A name server on a loopback UDP port that answers every query with
+ * NXDOMAIN and counts the queries that name `expect`.  A thread that points
+ * its own _res at it (res_init(), then nsaddr_list) must see its lookups
+ * go there, offloaded or not; the machine's resolv.conf names another.
+ */
+struct fake_ns {
+	int fd;
+	in_port_t port;
+	atomic_int stop;
+	atomic_int queries; /* for the name being looked up */
+	const char *label;  /* its first label */
+};
+
+static void fake_ns_job(void *arg)
+{
+	struct fake_ns *ns = arg;
+	unsigned char q[512];
+
+	while (!atomic_load(&ns->stop)) {
+		struct sockaddr_in from;
+		socklen_t len = sizeof(from);
+		struct pollfd p = {.fd = ns->fd, .events = POLLIN};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		ssize_t n = recvfrom(ns->fd, q, sizeof(q), 0, (struct sockaddr *)&from, &len);
+		if (n < 12)
+			continue;
+		/* The question's first label follows the 12-byte header. */
+		size_t l = strlen(ns->label);
+		if ((size_t)n > 13 + l && q[12] == l && !memcmp(q + 13, ns->label, l))
+			atomic_fetch_add(&ns->queries, 1);
+		q[2] |= 0x80;			 /* QR: a response */
+		q[3] = (q[3] & 0xf0) | 3 | 0x80; /* RA, RCODE NXDOMAIN */
+		sendto(ns->fd, q, (size_t)n, 0, (struct sockaddr *)&from, len);
+	}
+}
+
+struct own_resolver {
+	in_port_t port;
+	const char *name;
+	int found;
+	int herr;
+};
+
+static void own_resolver_job(void *arg)
+{
+	struct own_resolver *o = arg;
+
+	res_init();
+	_res.nscount = 1;
+	_res.nsaddr_list[0] = (struct sockaddr_in){.sin_family = AF_INET,
+						   .sin_port = o->port,
+						   .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	_res.retry = 1;
+	_res.retrans = 2;
+	h_errno = -7;
+	o->found = gethostbyname(o->name) != NULL;
+	o->herr = h_errno;
+}
+
+Test(state, the_callers_resolver_state_travels_with_dns_calls, .timeout = REL_TIMEOUT)
+{
+	struct fake_ns ns = {.label = "rto-resolver-probe"};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	struct rel_thread server;
+
+	ns.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(ns.fd, 0);
+	cr_assert_eq(bind(ns.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(ns.fd, (struct sockaddr *)&a, &len), 0);
+	ns.port = a.sin_port;
+	cr_assert_eq(rel_thread_start(&server, fake_ns_job, &ns, 0, 0), 0);
+
+	for (int marked = 0; marked <= 1; marked++) {
+		struct own_resolver o = {.port = ns.port, .name = "rto-resolver-probe.example"};
+		struct rt_offload_stats s0, s1;
+		int before = atomic_load(&ns.queries);
+		rt_offload_get_stats(&s0);
+		cr_assert_eq(
+			rel_thread_run(own_resolver_job, &o, marked ? REL_MARK | REL_PIN_RT : 0, 0),
+			0);
+		rt_offload_get_stats(&s1);
+		const char *how = marked ? "offloaded" : "direct";
+		if (marked)
+			cr_expect_geq(s1.offloaded - s0.offloaded, 1,
+				      "gethostbyname not offloaded");
+		cr_expect_gt(atomic_load(&ns.queries), before,
+			     "%s: the lookup did not go to the thread's own name server", how);
+		cr_expect_not(o.found, "%s: NXDOMAIN, yet found", how);
+		cr_expect_eq(o.herr, HOST_NOT_FOUND, "%s: h_errno %d", how, o.herr);
+	}
+	atomic_store(&ns.stop, 1);
+	rel_thread_join(&server);
+	close(ns.fd);
 }
 
 /* ---- errno after successful calls --------------------------------------------------- */
