@@ -34,7 +34,9 @@
  * the drain lock of a flushing thread): a drain that finds one taken
  * returns and leaves a note (stalled); the marked thread that releases a
  * stream lock (stdio_lock.c) queues the drain again, and so does every
- * later async write, flush point and exit.  A marked thread whose flush
+ * later async write, flush point and exit, and an idle helper every
+ * RTO_ASYNC_RETRY_NS (an unmarked thread's release passes through none of
+ * these).  A marked thread whose flush
  * makes no progress that way (it holds the lock itself) writes the queue
  * itself.
  *
@@ -277,6 +279,24 @@ static void run_drain(void *arg)
 	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) == DRAIN_BUSY)
 		uatomic_set(&stalled, 1);
 	errno = saved;
+}
+
+/*
+ * An idle helper's retry (helper.c): a lock a drain found taken may be
+ * released by a thread that never passes through rto_async_kick() (an
+ * unmarked thread's funlockfile), and the program may then queue nothing
+ * more.  So a helper that goes to sleep while a drain is stalled sleeps
+ * at most RTO_ASYNC_RETRY_NS and drains again when it wakes.
+ */
+int rto_async_stalled(void)
+{
+	return CMM_LOAD_SHARED(stalled);
+}
+
+void rto_async_retry(void)
+{
+	if (uatomic_xchg(&stalled, 0))
+		run_drain(NULL);
 }
 
 /* Until the helper that last ran notice n is done with it (it may then be reused). */

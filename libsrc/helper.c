@@ -257,10 +257,20 @@ static void idle(struct rto_queue *q)
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
 	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
 	uatomic_add_return(&q->awake, -1);
-	if (!has_work(q))
-		rto_futex_wait(&q->wake_seq, seq);
+	int retry = rto_async_stalled();
+	if (!has_work(q)) {
+		if (retry) /* async.c: a drain waits for a lock; look again soon */
+			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
+		else
+			rto_futex_wait(&q->wake_seq, seq);
+	}
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
+	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
+		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+			set_priority(0);
+		rto_async_retry();
+	}
 }
 
 static void pin_and_prioritise(const cpu_set_t *cpus)

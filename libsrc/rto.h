@@ -239,6 +239,10 @@ RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const cha
 RTO_HIDDEN void rto_async_barrier(void);
 /* A stream lock was released: queue the drain a helper gave up on (if any). */
 RTO_HIDDEN void rto_async_kick(void);
+/* A helper's drain gave up on a taken lock: idle helpers retry it (helper.c). */
+#define RTO_ASYNC_RETRY_NS (10 * 1000 * 1000)
+RTO_HIDDEN int rto_async_stalled(void);
+RTO_HIDDEN void rto_async_retry(void);
 /* f is being closed: abort() no longer flushes it (lock-free, bounded). */
 RTO_HIDDEN void rto_async_forget_stream(FILE *f);
 RTO_HIDDEN void rto_async_thread_marked(void);

@@ -98,6 +98,7 @@ int sc_lines(int argc, char **argv);
 int sc_barrier(int argc, char **argv);
 int sc_exit_drain(int argc, char **argv);
 int sc_fork_queue(int argc, char **argv);
+int sc_lock_release(int argc, char **argv);
 int sc_async_error(int argc, char **argv);
 int sc_async_calls(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);

@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,67 @@ int sc_exit_drain(int argc, char **argv)
 		return 5;
 	}
 	return 0; /* the helper is still held: exit itself must write the lines */
+}
+
+/* ---- lock_release ------------------------------------------------------------------------ */
+
+/*
+ * lock_release DIR: the unmarked main thread holds flockfile() on a
+ * line-buffered stream while a marked thread "log0" queues 100 lines to it
+ * with fprintf, so the helper's drain finds the lock taken.  After 100 ms
+ * main releases the lock with funlockfile() and from then on makes no call
+ * the library would act on (no flush point, nothing queued, log0 waits):
+ * the lines must reach DIR/lock.file by themselves.  Prints
+ * held_bytes=N (on disk while the lock was held) bytes=N (after waiting up
+ * to 10 s for them) expected=N.
+ */
+struct lock_release {
+	FILE *f;
+	atomic_int queued;
+	atomic_int release;
+};
+
+static void queue_and_wait(void *arg)
+{
+	struct lock_release *l = arg;
+
+	for (int i = 0; i < 100; i++)
+		fprintf(l->f, "0 %d\n", i);
+	atomic_store(&l->queued, 1);
+	while (!atomic_load(&l->release))
+		sched_yield();
+}
+
+int sc_lock_release(int argc, char **argv)
+{
+	static struct lock_release l;
+	struct thread t = {.name = "log0", .mark = 1, .fn = queue_and_wait, .arg = &l};
+	struct timespec ms = {0, 1000000};
+	char path[PATH_MAX];
+	long want = 0, size = -1;
+
+	if (argc < 1)
+		fail("usage: lock_release DIR");
+	path_join(path, argv[0], "lock.file");
+	if (!(l.f = fopen(path, "w")) || setvbuf(l.f, NULL, _IOLBF, 0) != 0)
+		fail("fopen %s", path);
+	for (int i = 0; i < 100; i++)
+		want += snprintf(NULL, 0, "0 %d\n", i);
+	flockfile(l.f);
+	thread_start(&t);
+	while (!atomic_load(&l.queued))
+		nanosleep(&ms, NULL);
+	for (int i = 0; i < 100; i++)
+		nanosleep(&ms, NULL); /* the helper's drain tries, and gives up */
+	long held = file_size(path);
+	funlockfile(l.f);
+	for (int i = 0; i < 10000 && (size = file_size(path)) < want; i++)
+		nanosleep(&ms, NULL);
+	say("held_bytes=%ld bytes=%ld expected=%ld", held, size, want);
+	atomic_store(&l.release, 1);
+	thread_join(&t);
+	fclose(l.f);
+	return 0;
 }
 
 /* ---- fork_queue -------------------------------------------------------------------------- */

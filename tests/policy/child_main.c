@@ -29,6 +29,7 @@ static const struct scenario scenarios[] = {
 	{"barrier", sc_barrier},
 	{"exit_drain", sc_exit_drain},
 	{"fork_queue", sc_fork_queue},
+	{"lock_release", sc_lock_release},
 	{"async_error", sc_async_error},
 	{"async_calls", sc_async_calls},
 	{"vmlck", sc_vmlck},

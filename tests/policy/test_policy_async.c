@@ -460,6 +460,28 @@ Test(async, abort_flushes_a_stream_a_barrier_drained_into)
 	abort_drain("abort_after_flush");
 }
 
+/*
+ * A drain that found a stream lock taken by an unmarked thread: that
+ * thread's funlockfile() passes through no code of ours, and the program
+ * then queues nothing more.  The lines must still be written, by an idle
+ * helper's retry.  (Without it they waited for the next async write, flush
+ * point or exit.)
+ */
+Test(async, a_drain_held_up_by_an_unmarked_threads_lock_is_retried)
+{
+	struct run r;
+
+	CHILD(&r, "policy=stdio:async:workers=1", "lock_release", pol_dir);
+	assert_exit0(&r);
+	long want = out_long(r.out, NULL, "expected", -1);
+	cr_assert_gt(want, 0, "%s", r.out);
+	cr_expect_lt(out_long(r.out, NULL, "held_bytes", -1), want,
+		     "every line was written while the lock was held: %s", r.out);
+	cr_expect_eq(out_long(r.out, NULL, "bytes", -1), want,
+		     "the queued lines were not written after the lock was released: %s", r.out);
+	run_free(&r);
+}
+
 /* ---- async_path= ------------------------------------------------------------------------- */
 
 static void path_lines(const char *sub, const char *name, int t, long nl)
