@@ -36,9 +36,8 @@
  * stream lock (stdio_lock.c) queues the drain again, and so does every
  * later async write, flush point and exit, and an idle helper every
  * RTO_ASYNC_RETRY_NS (an unmarked thread's release passes through none of
- * these).  A marked thread whose flush
- * makes no progress that way (it holds the lock itself) writes the queue
- * itself.
+ * these).  A marked thread whose flush makes no progress that way (it
+ * holds the lock itself) writes the queue itself.
  *
  * A drain notice is queued again only once the helper that ran it last has
  * finished with it (its state DONE, after which a helper never touches a
@@ -208,6 +207,13 @@ void rto_async_forget_stream(FILE *f)
 }
 
 /*
+ * Set while this thread drains (drain_lock held): a flush point reached
+ * from inside the drain (a sanitizer's report closing its files, a
+ * fopencookie stream's write function calling close) must not drain again.
+ */
+static __thread int draining RTO_TLS;
+
+/*
  * Write in sequence until `upto` (or until nothing more is published).  A
  * number taken but not yet published (its producer is between the two
  * stores) is waited for briefly; a producer preempted there re-arms its
@@ -215,20 +221,12 @@ void rto_async_forget_stream(FILE *f)
  * everything (a flushing thread, exit); otherwise (a helper) give up with
  * DRAIN_BUSY on a stream lock that is taken.
  */
-/*
- * Set while this thread drains (drain_lock held): a flush point reached
- * from inside the drain (a sanitizer's report closing its files, a
- * fopencookie stream's write function calling close) must not drain again.
- */
-static __thread int draining RTO_TLS;
-
 static int drain_locked(uint64_t upto, int must)
 {
 	FILE *f = NULL;
 	int ret = DRAINED;
 
 	draining = 1;
-
 	while (written_seq < upto) {
 		int spins = 0, w;
 		while ((w = write_next(written_seq + 1, &f)) <= 0 &&
