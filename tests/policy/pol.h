@@ -115,6 +115,11 @@ long json_site(const struct run *r, const char *where, const char *event, const 
 #ifndef POL_SANITIZED
 #define POL_SANITIZED 0
 #endif
+#ifdef __SANITIZE_THREAD__
+#define POL_TSAN 1
+#else
+#define POL_TSAN 0
+#endif
 
 /*
  * The number after "key=" on the first stdout line that starts with prefix

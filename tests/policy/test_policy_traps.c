@@ -102,7 +102,30 @@ static const char *fault_report(const struct run *r, const char *fn)
  * fresh mapping, the kernel's copy takes a fault per page, on the thread.
  * Reported once for the site in read_fresh (the second read there finds
  * the pages), never for read_again, frames naming the calling functions.
+ *
+ * Under TSan the runtime's own memory faults on the thread too, inside a
+ * wrapped call, wherever the library's instrumented code records an event
+ * or touches shadow: about 34 faults in the first call, and a fresh trace
+ * page now and then after it (a later read took some in 8 runs of 80).  The
+ * library is right to report those, so there the check is that the 16
+ * pages were faulted by the first call: no later call took as many.
  */
+static void expect_later_reads_found_the_pages(const struct run *r)
+{
+	long again = json_site(r, "read_again", "fault", "read", "minor_faults");
+
+	if (!POL_TSAN) {
+		cr_expect_eq(json_site(r, "read_fresh", "fault", "read", "count"), 1,
+			     "only the first read there faulted");
+		cr_expect_eq(again, -1, "read_again faulted");
+		cr_expect_eq(count_of(r->err, "==rtoffload: fault "), 1, "one report:\n%s", r->err);
+		return;
+	}
+	long fresh = json_site(r, "read_fresh", "fault", "read", "count");
+	cr_expect(fresh == 1 || fresh == 2, "%ld faulting calls of 2 at read_fresh", fresh);
+	cr_expect_lt(again, 16, "read_again took %ld faults: the pages were not there", again);
+}
+
 Test(traps, faults_at_a_wrapped_call_are_reported_by_site)
 {
 	struct run r;
@@ -118,15 +141,11 @@ Test(traps, faults_at_a_wrapped_call_are_reported_by_site)
 	cr_expect_not_null(strstr(p, " in fault_loop+"), "no frame names fault_loop:\n%s", p);
 	const char *summary = strstr(p, "SUMMARY: rtoffload: fault 'read' in read_fresh (");
 	cr_expect_not_null(summary, "%s", p);
-	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 1, "one report:\n%s", r.err);
-	cr_expect_null(strstr(r.err, "in read_again"), "read_again faulted nowhere:\n%s", r.err);
 
 	/* the exit rows: the site, its faulting calls and their faults */
 	long minor = json_site(&r, "read_fresh", "fault", "read", "minor_faults");
 	cr_expect_geq(minor, 16, "%ld minor faults for 16 fresh pages", minor);
-	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "count"), 1,
-		     "only the first read there faulted");
-	cr_expect_eq(json_site(&r, "read_again", "fault", "read", "count"), -1);
+	expect_later_reads_found_the_pages(&r);
 	cr_expect_not_null(strstr(r.err, "rtoffload: site read_fresh"), "%s", r.err);
 	cr_expect_eq(json_count(&r, "read", "local"), 3, "the reads ran on the thread");
 	run_free(&r);
