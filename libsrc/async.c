@@ -223,7 +223,7 @@ static __thread int draining RTO_TLS;
  */
 static int drain_locked(uint64_t upto, int must)
 {
-	FILE *f = NULL;
+	FILE *f = NULL, *noted = NULL;
 	int ret = DRAINED;
 
 	draining = 1;
@@ -237,8 +237,8 @@ static int drain_locked(uint64_t upto, int must)
 		if (w <= 0)
 			break;
 		uatomic_set(&written_seq, written_seq + 1); /* barriers read it unlocked */
-		if (f)
-			note_stream(f);
+		if (f && f != noted) /* one scan per run of lines to the same stream */
+			note_stream(noted = f);
 	}
 	draining = 0;
 	return ret;
