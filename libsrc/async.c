@@ -391,8 +391,8 @@ void rto_async_thread_marked(void)
 	uint64_t cap = 4096;
 	while (cap < (uint64_t)rto_opt.async_ring_kb * 1024)
 		cap <<= 1;
-	void *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	void *buf = rto_real_mmap(NULL, cap, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (buf == MAP_FAILED)
 		return;
 	rings[i].cap = cap;
@@ -499,7 +499,6 @@ void rto_async_at_exit(void)
  * helper holds it while it writes), an entry whose producer was
  * interrupted between its two stores is not waited for.
  */
-static void (*real_abort)(void);
 
 static void drain_at_abort(void)
 {
@@ -520,7 +519,7 @@ static void drain_at_abort(void)
 	}
 }
 
-RTO_EXPORT void abort(void)
+void rto_async_abort(void)
 {
 	int saved = errno;
 	unsigned char route = rto_self.route;
@@ -528,10 +527,13 @@ RTO_EXPORT void abort(void)
 	rto_self.route = route == RTO_ROUTE_MARKED ? RTO_ROUTE_BUSY : route; /* direct from here */
 	drain_at_abort();
 	errno = saved;
-	if (!real_abort)
-		real_abort = (void (*)(void))rto_resolve("abort", NULL);
-	real_abort();
+	RTO_HAND_REAL(abort)();
 	__builtin_unreachable();
+}
+
+RTO_EXPORT void abort(void)
+{
+	rto_async_abort();
 }
 
 /* ---- async_path= ------------------------------------------------------------------ */

@@ -18,6 +18,7 @@
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -31,19 +32,6 @@
 #include <unistd.h>
 
 typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-static pthread_create_fn *real_pthread_create; /* libc's, behind our wrapper */
-static pthread_create_fn create_internal;
-pthread_create_fn *rto_real_pthread_create = create_internal; /* the library's own threads */
-static int (*real_pthread_setschedparam)(pthread_t, int, const struct sched_param *);
-static int (*real_sched_setscheduler)(pid_t, int, const struct sched_param *);
-static int (*real_sched_setparam)(pid_t, const struct sched_param *);
-static int (*real_sched_setaffinity)(pid_t, size_t, const cpu_set_t *);
-static int (*real_pthread_setaffinity_np)(pthread_t, size_t, const cpu_set_t *);
-static int (*real_pthread_setname_np)(pthread_t, const char *);
-static int (*real_prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
-
-static void resolve_reals(void);
-#define REAL(p) (RTO_LIKELY(p != NULL) ? p : (resolve_reals(), p))
 
 /* ---- deciding ---------------------------------------------------------- */
 
@@ -66,6 +54,8 @@ static void apply(struct rto_thread *t, pid_t tid)
 
 	if ((route != RTO_ROUTE_DIRECT && !t->by_policy) || RTO_UNLIKELY(rto_fork_no_threads))
 		return; /* marked by the API; or no helper can start here (fork.c) */
+	if (t == &rto_self && rto_helper_is_self())
+		return; /* code a helper runs for a caller renames or pins it: never marked */
 	int self = t == &rto_self;
 	if (wanted(t->traits)) {
 		t->by_policy = 1;
@@ -134,7 +124,8 @@ static unsigned query_traits(int is_main)
 	    cpus_inside_rt(sizeof(set), &set))
 		traits |= RTO_MARK_CPUS;
 	if ((rto_opt.mark & RTO_MARK_NAME) &&
-	    real_prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0 && name_matches(name))
+	    RTO_HAND_REAL(prctl)(PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0 &&
+	    name_matches(name))
 		traits |= RTO_MARK_NAME;
 	return traits;
 }
@@ -158,7 +149,7 @@ static void registry_add(void)
 	pthread_mutex_lock(&registry_lock);
 	for (int i = 0; i < REGISTRY_SIZE; i++) {
 		if (!registry[i].t) {
-			registry[i] = (struct entry){pthread_self(), (pid_t)syscall(SYS_gettid),
+			registry[i] = (struct entry){pthread_self(), (pid_t)rto_syscall(SYS_gettid),
 						     &rto_self};
 			pthread_setspecific(registry_key, &registry[i]);
 			break;
@@ -178,9 +169,7 @@ static void registry_remove(void *slot)
 /* Run fn on the thread's state, under the lock so that it cannot exit meanwhile. */
 static void with_thread(int by_tid, pthread_t thread, pid_t tid, unsigned trait, int on)
 {
-	if (rto_helper_is_self()) /* a helper naming or pinning itself: never marked */
-		return;
-	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
+	if (by_tid ? (tid == 0 || tid == (pid_t)rto_syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self())) {
 		set_trait(&rto_self, 0, trait, on);
 		return;
@@ -221,22 +210,22 @@ static int policy_active(void)
 	return rto_opt.mark & ~RTO_MARK_MAIN;
 }
 
-static __thread int creating_internal RTO_TLS; /* create_internal() is on the stack */
+static __thread int creating_internal RTO_TLS; /* rto_create_own_thread() is on the stack */
 
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg)
 {
 	if (!policy_active() || rto_helper_is_self() || creating_internal ||
 	    rto_sanitizer_own_thread(attr, __builtin_return_address(0)))
-		return REAL(real_pthread_create)(thread, attr, fn, arg);
+		return rto_real_pthread_create(thread, attr, fn, arg);
 	struct start *s = malloc(sizeof(*s));
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
 	int err = rto_sanitizer_chain_start(fn, arg, thread_start, s, &s->fn, &s->arg)
-			  ? REAL(real_pthread_create)(thread, attr, fn, arg)
-			  : REAL(real_pthread_create)(thread, attr, thread_start, s);
+			  ? rto_real_pthread_create(thread, attr, fn, arg)
+			  : rto_real_pthread_create(thread, attr, thread_start, s);
 	if (err)
 		free(s);
 	return err;
@@ -250,15 +239,13 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
  * mark=.  Otherwise (no sanitizer, or an instrumented library preloaded
  * into a plain program) libc's directly.
  */
-static int create_internal(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
-			   void *arg)
+int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
 {
 	pthread_create_fn *create = (pthread_create_fn *)rto_sanitizer_pthread_create();
 
-	if (!real_pthread_create)
-		resolve_reals();
 	if (!create)
-		return real_pthread_create(thread, attr, fn, arg);
+		return rto_real_pthread_create(thread, attr, fn, arg);
 	creating_internal = 1;
 	int err = create(thread, attr, fn, arg);
 	creating_internal = 0;
@@ -274,7 +261,7 @@ static int create_internal(pthread_t *thread, const pthread_attr_t *attr, void *
  */
 static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, int prio)
 {
-	if (by_tid ? (tid == 0 || tid == (pid_t)syscall(SYS_gettid))
+	if (by_tid ? (tid == 0 || tid == (pid_t)rto_syscall(SYS_gettid))
 		   : pthread_equal(thread, pthread_self()))
 		rto_self.prio = is_rt_policy(policy) ? prio : 0;
 	if (is_rt_policy(policy) && rto_self.route != RTO_ROUTE_DIRECT)
@@ -285,7 +272,7 @@ static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, i
 
 RTO_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
 {
-	int err = REAL(real_pthread_setschedparam)(thread, policy, sp);
+	int err = rto_real_pthread_setschedparam(thread, policy, sp);
 	if (!err)
 		sched_changed(0, thread, 0, policy, sp->sched_priority);
 	return err;
@@ -293,7 +280,7 @@ RTO_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct 
 
 RTO_EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_param *sp)
 {
-	int ret = REAL(real_sched_setscheduler)(pid, policy, sp);
+	int ret = rto_real_sched_setscheduler(pid, policy, sp);
 	if (ret == 0)
 		sched_changed(1, 0, pid, policy, sp->sched_priority);
 	return ret;
@@ -301,9 +288,9 @@ RTO_EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_para
 
 RTO_EXPORT int sched_setparam(pid_t pid, const struct sched_param *sp)
 {
-	int ret = REAL(real_sched_setparam)(pid, sp);
+	int ret = rto_real_sched_setparam(pid, sp);
 	int saved = errno;
-	if (ret == 0 && (pid == 0 || pid == (pid_t)syscall(SYS_gettid)) &&
+	if (ret == 0 && (pid == 0 || pid == (pid_t)rto_syscall(SYS_gettid)) &&
 	    is_rt_policy(sched_getscheduler(0)))
 		rto_self.prio = sp->sched_priority;
 	errno = saved;
@@ -312,7 +299,7 @@ RTO_EXPORT int sched_setparam(pid_t pid, const struct sched_param *sp)
 
 RTO_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 {
-	int ret = REAL(real_sched_setaffinity)(pid, size, set);
+	int ret = rto_real_sched_setaffinity(pid, size, set);
 	if (ret == 0 && (rto_opt.mark & RTO_MARK_CPUS))
 		with_thread(1, 0, pid, RTO_MARK_CPUS, cpus_inside_rt(size, set));
 	return ret;
@@ -320,7 +307,7 @@ RTO_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 
 RTO_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
 {
-	int err = REAL(real_pthread_setaffinity_np)(thread, size, set);
+	int err = rto_real_pthread_setaffinity_np(thread, size, set);
 	if (!err && (rto_opt.mark & RTO_MARK_CPUS))
 		with_thread(0, thread, 0, RTO_MARK_CPUS, cpus_inside_rt(size, set));
 	return err;
@@ -328,7 +315,7 @@ RTO_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_s
 
 RTO_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-	int err = REAL(real_pthread_setname_np)(thread, name);
+	int err = rto_real_pthread_setname_np(thread, name);
 	if (!err && (rto_opt.mark & RTO_MARK_NAME))
 		with_thread(0, thread, 0, RTO_MARK_NAME, name_matches(name));
 	return err;
@@ -344,24 +331,15 @@ RTO_EXPORT int prctl(int option, ...)
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	int ret = REAL(real_prctl)(option, a[0], a[1], a[2], a[3]);
+	int ret = RTO_HAND_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
 		rto_self.own_filter = 1; /* per thread: see seccomp.c */
-	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME) &&
-	    !rto_helper_is_self())
+	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME))
 		set_trait(&rto_self, 0, RTO_MARK_NAME, name_matches((const char *)a[0]));
 	return ret;
 }
 
 /* ---- start-up ------------------------------------------------------------ */
-
-static void *must_resolve(const char *name)
-{
-	void *p = rto_resolve(name, NULL);
-	if (!p)
-		rto_die(70, "libc has no '%s'", name);
-	return p;
-}
 
 static void registry_after_fork(void)
 {
@@ -372,22 +350,8 @@ static void registry_after_fork(void)
 		registry_add();
 }
 
-/* Also called by a wrapper that runs before our constructor. */
-static void resolve_reals(void)
-{
-	real_pthread_create = must_resolve("pthread_create");
-	real_pthread_setschedparam = must_resolve("pthread_setschedparam");
-	real_sched_setscheduler = must_resolve("sched_setscheduler");
-	real_sched_setparam = must_resolve("sched_setparam");
-	real_sched_setaffinity = must_resolve("sched_setaffinity");
-	real_pthread_setaffinity_np = must_resolve("pthread_setaffinity_np");
-	real_pthread_setname_np = must_resolve("pthread_setname_np");
-	real_prctl = must_resolve("prctl");
-}
-
 void rto_automark_init(void)
 {
-	resolve_reals();
 	if (!rto_opt.mark)
 		return;
 	pthread_key_create(&registry_key, registry_remove);

@@ -26,6 +26,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include "rto.h"
+#include "real.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -88,16 +89,17 @@ static int suppressed_by(const char *kind, const char *name)
 
 static void load_suppressions(void)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, rto_opt.suppressions, O_RDONLY | O_CLOEXEC);
+	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, rto_opt.suppressions, O_RDONLY | O_CLOEXEC);
 	long n = 0, total = 0;
 
 	if (fd < 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: suppressions=%s: cannot read it",
 			rto_opt.suppressions);
 	while ((size_t)total < sizeof(supp_text) - 1 &&
-	       (n = syscall(SYS_read, fd, supp_text + total, sizeof(supp_text) - 1 - total)) > 0)
+	       (n = rto_syscall(SYS_read, fd, supp_text + total, sizeof(supp_text) - 1 - total)) >
+		       0)
 		total += n;
-	syscall(SYS_close, fd);
+	rto_syscall(SYS_close, fd);
 	supp_text[total] = '\0';
 	/* Check the syntax now: a typo must not silently suppress nothing. */
 	int line = 0;
@@ -126,7 +128,7 @@ static void out(const char *fmt, ...)
 	if (n > (int)sizeof(line) - 1)
 		n = sizeof(line) - 1;
 	if (n > 0)
-		syscall(SYS_write, report_fd, line, (size_t)n);
+		rto_syscall(SYS_write, report_fd, line, (size_t)n);
 }
 
 void rto_callsite_init(void)
@@ -135,8 +137,8 @@ void rto_callsite_init(void)
 		load_suppressions();
 	if (!rto_opt.report_path[0])
 		return;
-	report_fd = (int)syscall(SYS_openat, AT_FDCWD, rto_opt.report_path,
-				 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	report_fd = (int)rto_syscall(SYS_openat, AT_FDCWD, rto_opt.report_path,
+				     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (report_fd < 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: report_path=%s: cannot open it",
 			rto_opt.report_path);
@@ -235,13 +237,13 @@ static void report(struct site *s, struct rto_fn *fn, int event, uint64_t minor,
 {
 	char thread[17] = "?";
 
-	prctl(PR_GET_NAME, (unsigned long)thread, 0, 0, 0);
+	RTO_HAND_REAL(prctl)(PR_GET_NAME, (unsigned long)thread, 0, 0, 0);
 	int stack_suppressed = walk(s, 0); /* also notes where, for the exit listing */
 	s->suppressed = suppressed_by("function:", fn->name) || stack_suppressed;
 	if (s->suppressed || rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
 		return;
 	out("==%d==rtoffload: %s '%s' from realtime thread '%s' (tid %ld)\n", (int)getpid(),
-	    event_names[event], fn->name, thread, (long)syscall(SYS_gettid));
+	    event_names[event], fn->name, thread, (long)rto_syscall(SYS_gettid));
 	walk(s, 1);
 	if (event == RTO_EVENT_FAULT)
 		out("SUMMARY: rtoffload: %s '%s' in %s (%lu minor, %lu major faults)\n",
@@ -305,7 +307,7 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t mi
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_ABORT) {
 		if (!fresh || s->suppressed)
 			report(s, fn, event, 0, 0);
-		abort();
+		rto_async_abort(); /* what the program's own abort() would do */
 	}
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_SIGNAL)
 		pthread_sigqueue(pthread_self(), RT_OFFLOAD_SIGDEBUG,

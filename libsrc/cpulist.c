@@ -158,18 +158,18 @@ static int read_cpulist(const char *path, cpu_set_t *set)
 	size_t len = 0;
 	long fd, r = 0;
 
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	fd = rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	while (len < sizeof(buf) - 1) {
-		r = syscall(SYS_read, fd, buf + len, sizeof(buf) - 1 - len);
+		r = rto_syscall(SYS_read, fd, buf + len, sizeof(buf) - 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		len += (size_t)r;
 	}
-	syscall(SYS_close, fd);
+	rto_syscall(SYS_close, fd);
 	if (r < 0 || len == sizeof(buf) - 1) /* an error, or a list cut short */
 		return -1;
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
@@ -192,7 +192,8 @@ static void online_cpus(cpu_set_t *set)
 	 * The raw call fills only the kernel's mask size, hence the zeroing.
 	 */
 	CPU_ZERO(set);
-	if (syscall(SYS_sched_getaffinity, getpid(), sizeof(*set), set) > 0 && CPU_COUNT(set) > 0)
+	if (rto_syscall(SYS_sched_getaffinity, getpid(), sizeof(*set), set) > 0 &&
+	    CPU_COUNT(set) > 0)
 		return;
 	CPU_ZERO(set);
 	CPU_SET(0, set);

@@ -82,7 +82,7 @@ static int kind_of(int fd)
 		return RTO_FD_CHR;
 	case S_IFREG:
 	case S_IFDIR:
-		if (syscall(SYS_fstatfs, fd, &sf) == 0 &&
+		if (rto_syscall(SYS_fstatfs, fd, &sf) == 0 &&
 		    (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
 			return RTO_FD_TMPFS; /* memfd too: it lives on shmem */
 		return 0;
@@ -97,7 +97,7 @@ static int under_async_path(int fd)
 	char link[32], path[PATH_MAX];
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	long n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+	long n = rto_syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
 	if (n <= 0 || path[0] != '/') /* sockets, pipes: "socket:[N]", no path */
 		return 0;
 	path[n] = '\0';
@@ -270,12 +270,12 @@ static int classify_listed(void)
 {
 	char buf[4096];
 	long n;
-	int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
-			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dir = (int)rto_syscall(SYS_openat, AT_FDCWD, "/proc/self/fd",
+				   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dir < 0)
 		return -1;
-	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+	while ((n = rto_syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			char *end;
@@ -286,7 +286,7 @@ static int classify_listed(void)
 			off += d->d_reclen;
 		}
 	}
-	syscall(SYS_close, dir);
+	rto_syscall(SYS_close, dir);
 	return 0;
 }
 

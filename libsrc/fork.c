@@ -8,6 +8,7 @@
  * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <sched.h>
 #include <string.h>
@@ -63,11 +64,11 @@ int rto_fork_init(void)
 	long page = sysconf(_SC_PAGESIZE);
 
 	rto_q_size = (sizeof(*rto_q) + (size_t)page - 1) & ~((size_t)page - 1);
-	void *p =
-		mmap(NULL, rto_q_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = rto_real_mmap(NULL, rto_q_size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		rto_die(70, "cannot map the request queue");
-	if (madvise(p, rto_q_size, MADV_WIPEONFORK) != 0)
+	if (rto_real_madvise(p, rto_q_size, MADV_WIPEONFORK) != 0)
 		rto_say(1, "no MADV_WIPEONFORK: a raw clone() child must not offload");
 	rto_q = p;
 	return pthread_atfork(before_fork, NULL, child_after_fork);

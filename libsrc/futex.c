@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* futex(2) and the clock: the only kernel entries of the caller's path. */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -12,7 +13,7 @@ void rto_futex_wait_ns(uint32_t *addr, uint32_t val, long ns)
 {
 	struct timespec ts = {ns / 1000000000, ns % 1000000000};
 	int saved = errno;
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+	rto_syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 	errno = saved;
 }
 
@@ -31,7 +32,7 @@ void rto_futex_wait(uint32_t *addr, uint32_t val)
 	(void)rto_now_ns();
 #else
 	int saved = errno;
-	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	rto_syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 	errno = saved;
 #endif
 }
@@ -44,7 +45,7 @@ void rto_futex_wake(uint32_t *addr, int n)
 	 * which may lie in the frame of a caller that has returned already
 	 * (helper.c's publish); memcheck checks the word for any operation.
 	 */
-	RTO_VG_NO_ERRORS(syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0));
+	RTO_VG_NO_ERRORS(rto_syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0));
 	errno = saved;
 }
 

@@ -14,6 +14,7 @@
  *     a long call): a blocking call in one worker does not hold up others.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ static void set_priority(int prio)
 	if (prio == rto_helper_prio)
 		return;
 	rto_helper_prio = prio; /* also when refused: do not retry on every call */
-	pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
+	rto_real_pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
 }
 
 /*
@@ -146,7 +147,7 @@ static int take_call_signal(int err)
 
 static char *take_dlerror(void)
 {
-	const char *e = dlerror();
+	const char *e = rto_real_dlerror();
 	return e ? strdup(e) : NULL; /* the caller's dlerror() frees it */
 }
 
@@ -184,7 +185,7 @@ static void execute(struct rto_req *r)
 	if (process) { /* children inherit the spawning thread's mask */
 		sigemptyset(&caller);
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
-		pthread_sigmask(SIG_SETMASK, &caller, &all);
+		rto_real_pthread_sigmask(SIG_SETMASK, &caller, &all);
 	}
 	if (r->lent)
 		rto_stream_borrow(r->stream);
@@ -210,7 +211,7 @@ static void execute(struct rto_req *r)
 	if (r->lent)
 		rto_stream_return(r->stream, r->owner);
 	if (process)
-		pthread_sigmask(SIG_SETMASK, &all, NULL);
+		rto_real_pthread_sigmask(SIG_SETMASK, &all, NULL);
 
 	publish(r);
 }
@@ -278,17 +279,17 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	struct sched_param sp = {.sched_priority = rto_opt.helper_prio};
 	int err;
 
-	err = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
+	err = rto_real_pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 	if (err)
 		rto_say(1, "helper: cannot pin to its CPUs: %s", strerror(err));
 	rto_helper_prio = -1;
 	if (rto_opt.helper_prio_mode != RTO_PRIO_FIXED) {
 		/* Not the marking thread's policy, which a new thread inherits. */
 		struct sched_param other = {0};
-		pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+		rto_real_pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
 		rto_helper_prio = 0;
 	} else {
-		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		err = rto_real_pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 		if (err)
 			rto_say(1, "helper: SCHED_FIFO %d refused: %s", sp.sched_priority,
 				strerror(err));
@@ -365,7 +366,7 @@ static int start_workers(struct rto_queue *q)
 	RTO_HG_BENIGN_RACE(&q->head.node.next, sizeof(q->head.node.next));
 	/* Workers start with every signal blocked: signals belong to callers. */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/*
@@ -381,15 +382,15 @@ static int start_workers(struct rto_queue *q)
 	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
 	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
 	for (unsigned i = 0; i < n && !err; i++) {
-		err = rto_real_pthread_create(&tid, &attr, worker_main, NULL);
+		err = rto_create_own_thread(&tid, &attr, worker_main, NULL);
 		if (!err) { /* named before any call is served: tools see every helper */
 			char name[16];
 			snprintf(name, sizeof(name), "rtoffload/%u", i);
-			pthread_setname_np(tid, name);
+			rto_real_pthread_setname_np(tid, name);
 		}
 	}
 	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		rto_say(0, "cannot start helper threads: %s", strerror(err));
 	return err;

@@ -15,6 +15,7 @@
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -120,15 +121,15 @@ static int apply_list(const char *list, int pass, char *err, size_t len)
 /* policy_file: read with raw syscalls (the constructor runs before main). */
 static long read_file(const char *path, char *buf, size_t size)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	long total = 0, n = 0;
 
 	if (fd < 0)
 		return -1;
 	while ((size_t)total < size - 1 &&
-	       (n = syscall(SYS_read, fd, buf + total, size - 1 - (size_t)total)) > 0)
+	       (n = rto_syscall(SYS_read, fd, buf + total, size - 1 - (size_t)total)) > 0)
 		total += n;
-	syscall(SYS_close, fd);
+	rto_syscall(SYS_close, fd);
 	if (n < 0 || (size_t)total >= size - 1)
 		return -1;
 	buf[total] = '\0';

@@ -26,7 +26,7 @@ static const char prefix[] = "rtoffload: ";
 static void put_all(const char *buf, size_t n)
 {
 	for (int i = 0; i < RTO_WRITE_ATTEMPTS && n > 0; i++) {
-		long r = syscall(SYS_write, 2, buf, n);
+		long r = rto_syscall(SYS_write, 2, buf, n);
 
 		if (r > 0) {
 			buf += r;

@@ -201,8 +201,8 @@ RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *maj
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
 /* How the library starts its own threads: through a sanitizer's interceptor when one is first. */
-RTO_HIDDEN extern int (*rto_real_pthread_create)(pthread_t *, const pthread_attr_t *,
-						 void *(*)(void *), void *);
+RTO_HIDDEN int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr,
+				     void *(*fn)(void *), void *arg);
 
 /* ---- the wrapped-function registry (shims.c, wrap_*.c) ----------------- */
 
@@ -248,6 +248,8 @@ RTO_HIDDEN void rto_async_forget_stream(FILE *f);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
+/* abort(): what is queued is written first, then libc's abort() (the exported abort() too). */
+RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
 /* async_path=: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
@@ -355,23 +357,37 @@ RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
 		void *p_ = rto_resolve(#fname, (void *)rto_lazy_##fname); \
 		if (!p_)                                                  \
 			rto_die(70, "libc has no '%s'", #fname);          \
-		rto_real_##fname = (__typeof__(rto_real_##fname))p_;      \
+		CMM_STORE_SHARED(rto_real_##fname, (__typeof__(p_))p_);   \
 		return rto_real_##fname args;                             \
 	}
 
 /* resolve.c: the next definition of name, or NULL (also when it is self). */
 RTO_HIDDEN RTO_UNINSTRUMENTED void *rto_resolve(const char *name, void *self);
 /* Set p from name when libc has it; keep p otherwise. */
-#define RTO_RESOLVE(p, name, self)                      \
-	do {                                            \
-		void *rto_p_ = rto_resolve(name, self); \
-		if (rto_p_)                             \
-			p = (__typeof__(p))rto_p_;      \
+#define RTO_RESOLVE(p, name, self)                                  \
+	do {                                                        \
+		void *rto_p_ = rto_resolve(name, self);             \
+		if (rto_p_)                                         \
+			CMM_STORE_SHARED(p, (__typeof__(p))rto_p_); \
 	} while (0)
 /* For hand-written variadic wrappers, whose pointer starts NULL. */
-#define RTO_HAND_REAL(fname) (rto_real_##fname ?: (rto_resolve_all(), rto_real_##fname))
+#define RTO_HAND_REAL(fname)               \
+	(CMM_LOAD_SHARED(rto_real_##fname) \
+		 ?: (rto_resolve_all(), CMM_LOAD_SHARED(rto_real_##fname)))
 /* shims.c (generated): fill every rto_real_* pointer. */
 RTO_HIDDEN void rto_resolve_all(void);
+
+/*
+ * A raw system call through libc's syscall(), never our interceptor
+ * (seccomp.c).  The launcher shares cpulist.c, options.c and report.c and
+ * has no interceptor: there it is libc's syscall().
+ */
+#ifdef RTOFFLOAD_BUILDING
+RTO_HIDDEN extern long (*rto_real_syscall)(long number, ...);
+#define rto_syscall(...) RTO_HAND_REAL(syscall)(__VA_ARGS__)
+#else
+#define rto_syscall syscall
+#endif
 
 /* ---- route.c: what to do with a marked thread's call --------------------- */
 
@@ -594,6 +610,9 @@ RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
+/* rt_offload_get_stats(), for the library's own use. */
+struct rt_offload_stats;
+RTO_HIDDEN int rto_stats_get(struct rt_offload_stats *out);
 RTO_HIDDEN void rto_stats_at_exit(void);
 /*
  * The thread table: a row per marked thread (claimed at its first mark,

@@ -6,10 +6,11 @@
  * So such a thread runs its calls itself from then on (route.c), under its
  * filter.  Seen: the filter present at its first mark (PR_GET_SECCOMP),
  * and filters installed later through prctl(PR_SET_SECCOMP) or glibc's
- * syscall(SYS_seccomp, ...).  A TSYNC filter covers the helpers too: the
+ * rto_syscall(SYS_seccomp, ...).  A TSYNC filter covers the helpers too: the
  * calls stay offloaded.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 
@@ -19,12 +20,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static long (*real_syscall)(long, ...);
-
 void rto_seccomp_check_at_mark(void)
 {
 	int saved = errno;
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
+	if (RTO_HAND_REAL(prctl)(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
 		rto_self.own_filter = 1;
 	errno = saved;
 }
@@ -45,11 +44,7 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	long (*real)(long, ...) = CMM_LOAD_SHARED(real_syscall);
-	if (!real) /* any thread may be first: the same value, stored atomically */
-		real = CMM_STORE_SHARED(real_syscall,
-					(long (*)(long, ...))rto_resolve("syscall", NULL));
-	long ret = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (RTO_UNLIKELY(nr == SYS_seccomp) && ret >= 0 && a[0] == SECCOMP_SET_MODE_FILTER &&
 	    !(a[1] & SECCOMP_FILTER_FLAG_TSYNC))
 		rto_self.own_filter = 1;

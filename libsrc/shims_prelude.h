@@ -28,7 +28,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "shims.h" /* generated: rto_real_* and rto_fn_* */
+#include "real.h" /* rto_real_* and rto_fn_* (generated shims.h) */
 
 /* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */
 static inline int rto_fd_of_dir(DIR *d)

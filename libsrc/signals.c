@@ -23,6 +23,7 @@
  * rt_sigaction syscall; RTO_SIG_INTERRUPT (SIGRTMAX) is the library's.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -31,18 +32,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static void *user_handler[NSIG]; /* the program's handler behind each trampoline */
 static int user_flags[NSIG];	 /* its sa_flags as the program gave them */
 static __thread int worker_tid RTO_TLS;
 
-RTO_UNINSTRUMENTED static int (*get_real_sigaction(void))(int, const struct sigaction *,
-							  struct sigaction *)
+RTO_UNINSTRUMENTED static int real_sigaction(int sig, const struct sigaction *act,
+					     struct sigaction *old)
 {
-	if (!real_sigaction)
-		real_sigaction = (int (*)(int, const struct sigaction *,
-					  struct sigaction *))rto_resolve("sigaction", NULL);
-	return real_sigaction;
+	return RTO_HAND_REAL(sigaction)(sig, act, old);
 }
 
 static __thread sigjmp_buf *fault_jump RTO_TLS; /* a worker inside a call */
@@ -57,7 +54,7 @@ RTO_UNINSTRUMENTED static void default_action(int sig, siginfo_t *si)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 
-	get_real_sigaction()(sig, &dfl, NULL);
+	real_sigaction(sig, &dfl, NULL);
 	if (si->si_code <= 0) /* sent by kill(): raise it again, now default */
 		raise(sig);
 	/* A fault: returning runs the faulting instruction again, now fatal. */
@@ -93,8 +90,8 @@ RTO_UNINSTRUMENTED static int is_function(void *h)
 	return h != (void *)SIG_DFL && h != (void *)SIG_IGN && h != (void *)SIG_ERR;
 }
 
-RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,
-					    struct sigaction *old)
+/* sigaction() as the program sees it: its handler behind our trampoline. */
+RTO_UNINSTRUMENTED static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction mine;
 	int ours = sig > 0 && sig < NSIG && sig != RTO_SIG_INTERRUPT;
@@ -109,7 +106,7 @@ RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act
 		user_handler[sig] = (void *)act->sa_handler;
 		act = &mine;
 	}
-	int ret = get_real_sigaction()(sig, act, old);
+	int ret = real_sigaction(sig, act, old);
 	if (ret != 0 && act == &mine) {
 		user_handler[sig] = prev;
 		user_flags[sig] = prev_flags;
@@ -121,22 +118,33 @@ RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act
 	return ret;
 }
 
+RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,
+					    struct sigaction *old)
+{
+	return install(sig, act, old);
+}
+
 /* glibc's signal(): BSD semantics, SA_RESTART, the signal blocked in its handler. */
-RTO_EXPORT RTO_UNINSTRUMENTED void (*signal(int sig, void (*handler)(int)))(int)
+RTO_UNINSTRUMENTED static sighandler_t bsd_install(int sig, sighandler_t handler)
 {
 	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
 
 	sigemptyset(&act.sa_mask);
 	if (sig > 0 && sig < NSIG)
 		sigaddset(&act.sa_mask, sig);
-	if (sigaction(sig, &act, &old) != 0)
+	if (install(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
 
+RTO_EXPORT RTO_UNINSTRUMENTED void (*signal(int sig, void (*handler)(int)))(int)
+{
+	return bsd_install(sig, handler);
+}
+
 RTO_EXPORT RTO_UNINSTRUMENTED void (*bsd_signal(int sig, void (*handler)(int)))(int)
 {
-	return signal(sig, handler);
+	return bsd_install(sig, handler);
 }
 
 /* ---- the waiting caller ----------------------------------------------------- */
@@ -146,7 +154,7 @@ int rto_signal_interrupts(int sig)
 {
 	struct sigaction cur;
 
-	if (get_real_sigaction()(sig, NULL, &cur) != 0)
+	if (real_sigaction(sig, NULL, &cur) != 0)
 		return 0;
 	return !(cur.sa_flags & SA_RESTART);
 }
@@ -154,7 +162,7 @@ int rto_signal_interrupts(int sig)
 void rto_signal_kick(int tid)
 {
 	if (tid > 0)
-		syscall(SYS_tgkill, getpid(), tid, RTO_SIG_INTERRUPT);
+		rto_syscall(SYS_tgkill, getpid(), tid, RTO_SIG_INTERRUPT);
 }
 
 /* ---- the worker ----------------------------------------------------------------- */
@@ -175,14 +183,14 @@ static void install_fault_trampolines(void)
 	for (unsigned i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
 		int sig = faults[i];
 		struct sigaction cur, mine;
-		if (get_real_sigaction()(sig, NULL, &cur) != 0 || cur.sa_sigaction == trampoline)
+		if (real_sigaction(sig, NULL, &cur) != 0 || cur.sa_sigaction == trampoline)
 			continue;
 		user_handler[sig] = (void *)cur.sa_handler; /* installed before us */
 		user_flags[sig] = cur.sa_flags;
 		mine = cur;
 		mine.sa_sigaction = trampoline;
 		mine.sa_flags |= SA_SIGINFO;
-		get_real_sigaction()(sig, &mine, NULL);
+		real_sigaction(sig, &mine, NULL);
 	}
 }
 
@@ -196,7 +204,7 @@ static void worker_unblock(void)
 	sigaddset(&only, SIGBUS);
 	sigaddset(&only, SIGFPE);
 	sigaddset(&only, SIGILL);
-	pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+	rto_real_pthread_sigmask(SIG_UNBLOCK, &only, NULL);
 }
 
 int rto_signal_run_guarded(struct rto_req *r)
@@ -226,9 +234,9 @@ void rto_signal_worker_init(void)
 	static int installed;
 	struct sigaction act = {.sa_handler = interrupted};
 
-	worker_tid = (int)syscall(SYS_gettid);
+	worker_tid = (int)rto_syscall(SYS_gettid);
 	if (!uatomic_xchg(&installed, 1)) {
-		get_real_sigaction()(RTO_SIG_INTERRUPT, &act, NULL);
+		real_sigaction(RTO_SIG_INTERRUPT, &act, NULL);
 		install_fault_trampolines();
 	}
 	worker_unblock();

@@ -10,6 +10,7 @@
  * helpers may be unusable.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +79,7 @@ void rto_stats_thread_marked(struct rto_thread *t, pid_t tid)
 		__atomic_store_n(&t->row, -1, __ATOMIC_RELAXED);
 		return;
 	}
-	rows[i].tid = tid ? tid : (pid_t)syscall(SYS_gettid);
+	rows[i].tid = tid ? tid : (pid_t)rto_syscall(SYS_gettid);
 	rows[i].t = t;
 	uatomic_set(&rows[i].state, ROW_LIVE); /* full barrier: the fields first */
 	__atomic_store_n(&t->row, (int)i + 1, __ATOMIC_RELAXED);
@@ -102,7 +103,7 @@ void rto_stats_thread_fold(void)
 	cmm_smp_mb(); /* the state, then the readers: see struct row */
 	while (uatomic_read(&r->readers))
 		caa_cpu_relax(); /* a reader copies a few words: bounded */
-	prctl(PR_GET_NAME, (unsigned long)r->name, 0, 0, 0);
+	RTO_HAND_REAL(prctl)(PR_GET_NAME, (unsigned long)r->name, 0, 0, 0);
 	r->st = rto_self.st;
 	uatomic_set(&r->state, ROW_DEAD); /* full barrier: the copy first */
 }
@@ -120,10 +121,10 @@ static void read_comm(pid_t tid, char *name, size_t len)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	long n = fd >= 0 ? syscall(SYS_read, fd, name, len - 1) : -1;
+	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long n = fd >= 0 ? rto_syscall(SYS_read, fd, name, len - 1) : -1;
 	if (fd >= 0)
-		syscall(SYS_close, fd);
+		rto_syscall(SYS_close, fd);
 	if (n <= 0)
 		n = snprintf(name, len, "?");
 	name[n] = '\0';
@@ -313,7 +314,7 @@ static void summarise(const struct rto_counters *c, struct summary *s)
 	s->p99 = percentile(c->hist, n, c->max_ns, 99);
 }
 
-RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
+int rto_stats_get(struct rt_offload_stats *out)
 {
 	struct rto_counters sum; /* 2.6 KiB of stack; not TLS: initial-exec space is scarce */
 	struct summary s;
@@ -339,6 +340,11 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	return 0;
 }
 
+RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
+{
+	return rto_stats_get(out);
+}
+
 /* ---- exit report ---------------------------------------------------------- */
 
 struct out {
@@ -352,7 +358,7 @@ static void out_flush(struct out *o)
 	size_t done = 0;
 
 	while (done < o->len) {
-		long n = syscall(SYS_write, o->fd, o->buf + done, o->len - done);
+		long n = rto_syscall(SYS_write, o->fd, o->buf + done, o->len - done);
 		if (n <= 0)
 			break;
 		done += (size_t)n;
@@ -462,7 +468,7 @@ static void write_table(struct out *o)
 				   s.p99, s.max);
 	}
 	struct rt_offload_stats t;
-	rt_offload_get_stats(&t);
+	rto_stats_get(&t);
 	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded,
 		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
@@ -542,7 +548,7 @@ static void write_json(struct out *o)
 	struct summary s;
 	const char *sep = "";
 
-	rt_offload_get_stats(&t);
+	rto_stats_get(&t);
 	out_printf(
 		o,
 		"{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
@@ -601,13 +607,13 @@ void rto_stats_at_exit(void)
 		rto_say(0, "stats_file: path too long");
 		return;
 	}
-	o.fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0644);
+	o.fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path,
+				O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (o.fd < 0) {
 		rto_say(0, "stats_file: cannot write '%s': %s", path, strerror(errno));
 		return;
 	}
 	write_json(&o);
 	out_flush(&o);
-	syscall(SYS_close, o.fd);
+	rto_syscall(SYS_close, o.fd);
 }

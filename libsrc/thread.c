@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state and the public mark/mode API. */
 #include "rto.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,16 +43,13 @@ void rto_thread_capture(struct rto_thread *t)
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
 		t->prio = sp.sched_priority;
-	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0)
+	if (rto_real_pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0)
 		memcpy(&t->sigmask, &mask, sizeof(t->sigmask));
 	rto_helpers_raise_ceiling(t->prio);
 	t->identity_known = 1;
 }
 
 /* ---- the signal mask, followed where it changes ------------------------------ */
-
-static int (*real_pthread_sigmask)(int, const sigset_t *, sigset_t *);
-static int (*real_sigprocmask)(int, const sigset_t *, sigset_t *);
 
 static void mask_changed(int how, const sigset_t *set)
 {
@@ -70,12 +68,7 @@ static void mask_changed(int how, const sigset_t *set)
 
 RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_pthread_sigmask);
-	if (!real) /* any thread may be first: the same value, stored atomically */
-		real = CMM_STORE_SHARED(real_pthread_sigmask,
-					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-						"pthread_sigmask", NULL));
-	int err = real(how, set, old);
+	int err = RTO_HAND_REAL(pthread_sigmask)(how, set, old);
 	if (!err)
 		mask_changed(how, set);
 	return err;
@@ -83,12 +76,7 @@ RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	int (*real)(int, const sigset_t *, sigset_t *) = CMM_LOAD_SHARED(real_sigprocmask);
-	if (!real)
-		real = CMM_STORE_SHARED(real_sigprocmask,
-					(int (*)(int, const sigset_t *, sigset_t *))rto_resolve(
-						"sigprocmask", NULL));
-	int ret = real(how, set, old);
+	int ret = RTO_HAND_REAL(sigprocmask)(how, set, old);
 	if (ret == 0)
 		mask_changed(how, set);
 	return ret;
@@ -116,11 +104,11 @@ static int proc_faults(pid_t tid, uint64_t *minor, uint64_t *major)
 	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
+	long n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	rto_syscall(SYS_close, fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';

@@ -112,8 +112,7 @@ RTO_EXPORT void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap)
  * returns it, once, as glibc's would.
  */
 static __thread char *dlerror_returned RTO_TLS; /* freed at the next call */
-static char *(*real_dlerror)(void);
-static pthread_key_t dlerror_key; /* frees both when the thread exits */
+static pthread_key_t dlerror_key;		/* frees both when the thread exits */
 static pthread_once_t dlerror_once = PTHREAD_ONCE_INIT;
 
 static void dlerror_thread_exit(void *unused)
@@ -140,16 +139,12 @@ void rto_dlerror_set(char *msg)
 
 RTO_EXPORT char *dlerror(void)
 {
-	char *(*real)(void) = CMM_LOAD_SHARED(real_dlerror);
-	if (!real) /* any thread may be first: the same value, stored atomically */
-		real = CMM_STORE_SHARED(real_dlerror,
-					(char *(*)(void))rto_resolve("dlerror", NULL));
 	free(dlerror_returned);
 	dlerror_returned = NULL;
 	if (!rto_self.dlerror)
-		return real();
+		return rto_real_dlerror();
 	dlerror_returned = rto_self.dlerror;
 	rto_self.dlerror = NULL;
-	real(); /* and clear any older one of this thread */
+	rto_real_dlerror(); /* and clear any older one of this thread */
 	return dlerror_returned;
 }

@@ -12,7 +12,10 @@
  *   - the exported wrapper: direct call when the thread is unmarked,
  *     rto_call() otherwise.
  * "hand" lines get the pointer and a descriptor whose runner lives in
- * libsrc/wrap_*.c.  Errors name the table line and stop the build.
+ * libsrc/wrap_*.c; "thread" lines (calls that act on the calling thread or
+ * on the process's lifetime, wrapped by hand and never routed) get only the
+ * pointer, rto_real_NAME, which is how the library itself calls the real
+ * function.  Errors name the table line and stop the build.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -175,6 +178,12 @@ static void parse_annotations(struct call *c, char *text)
 	}
 }
 
+/* The wrapper lives in libsrc/: shim-gen writes only its real pointer (and descriptor). */
+static int hand_written(const struct call *c)
+{
+	return !strcmp(c->handling, "hand") || !strcmp(c->handling, "thread");
+}
+
 static int parse_line(char *line, struct call *c)
 {
 	char *s = trim(line);
@@ -200,12 +209,17 @@ static int parse_line(char *line, struct call *c)
 	snprintf(c->ret, sizeof(c->ret), "%s", trim(proto));
 	parse_params(c, open + 1);
 	if (strcmp(c->handling, "offload") && strcmp(c->handling, "local") &&
-	    strcmp(c->handling, "byfd") && strcmp(c->handling, "hand"))
-		fail_at(c->line, "'%s': handling must be offload, local, byfd or hand", c->name);
+	    strcmp(c->handling, "byfd") && strcmp(c->handling, "hand") &&
+	    strcmp(c->handling, "thread"))
+		fail_at(c->line, "'%s': handling must be offload, local, byfd, hand or thread",
+			c->name);
 	if (!strcmp(c->handling, "byfd") && (c->np == 0 || strcmp(c->p[0].name, "fd")))
 		fail_at(c->line, "'%s': byfd needs 'int fd' as first parameter", c->name);
-	if (c->variadic && strcmp(c->handling, "hand"))
+	if (c->variadic && !hand_written(c))
 		fail_at(c->line, "'%s' is variadic: it needs a hand-written wrapper", c->name);
+	if ((!strcmp(c->cls, "thread")) != (!strcmp(c->handling, "thread")))
+		fail_at(c->line, "'%s': the thread class and the thread handling go together",
+			c->name);
 	return 1;
 }
 
@@ -220,6 +234,7 @@ static const struct {
 	{"net", "RTO_CLASS_NET", "sockets"},
 	{"memory", "RTO_CLASS_MEMORY", "memory"},
 	{"process", "RTO_CLASS_PROCESS", "process-wide"},
+	{"thread", NULL, "the calling thread: identity, signals, lifetime (never routed)"},
 };
 
 static int class_index(const struct call *c)
@@ -458,6 +473,13 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		list(o, c, 0);
 		fprintf(o, "))\n");
 	}
+	if (!strcmp(c->handling, "thread")) {
+		if (annotated(c))
+			fail_at(c->line, "'%s': a thread call is never routed: no annotations",
+				c->name);
+		fprintf(o, "\n");
+		return;
+	}
 	if (!strcmp(c->handling, "hand")) {
 		if (annotated(c))
 			fail_at(c->line, "'%s': a hand-written wrapper does its own forget/born",
@@ -523,7 +545,9 @@ static int write_header(const char *path, const struct call *calls, int n)
 	for (int i = 0; i < n; i++) {
 		fprintf(o, "RTO_HIDDEN extern %s (*rto_real_%s)(", calls[i].ret, calls[i].name);
 		list(o, &calls[i], 1);
-		fprintf(o, ");\nRTO_HIDDEN extern struct rto_fn rto_fn_%s;\n", calls[i].name);
+		fprintf(o, ");\n");
+		if (strcmp(calls[i].handling, "thread"))
+			fprintf(o, "RTO_HIDDEN extern struct rto_fn rto_fn_%s;\n", calls[i].name);
 	}
 	fprintf(o, "\n#endif\n");
 	if (fclose(o)) {

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The "thread" rows of calls.tbl: calls that act on the calling thread are
+ * never routed.  In a marked thread each runs on that thread (its effect is
+ * the caller's, not a helper's) and returns what it returns unmarked,
+ * errno included.
+ */
+#include "../common.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+extern void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap);
+extern void (*bsd_signal(int sig, void (*handler)(int)))(int); /* XSI, not in glibc's headers */
+
+/* The calling thread's blocked signals, as the kernel shows them. */
+static unsigned long long sigblk_of(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigBlk: %llx", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+struct masks {
+	unsigned long long after_block, after_unblock;
+	int bad_ret, bad_errno;
+};
+
+static void sigprocmask_job(void *arg)
+{
+	struct masks *m = arg;
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &s, NULL), 0);
+	m->after_block = sigblk_of(tid_self());
+	cr_assert_eq(sigprocmask(SIG_UNBLOCK, &s, NULL), 0);
+	m->after_unblock = sigblk_of(tid_self());
+	errno = 0;
+	m->bad_ret = sigprocmask(12345, &s, NULL);
+	m->bad_errno = errno;
+}
+
+Test(thread_calls, sigprocmask_changes_the_callers_mask, .timeout = TEST_TIMEOUT)
+{
+	struct masks marked = {0}, plain = {0};
+	unsigned long long bit = 1ULL << (SIGUSR2 - 1);
+
+	run_marked(sigprocmask_job, &marked);
+	run_unmarked(sigprocmask_job, &plain);
+	cr_assert(marked.after_block & bit, "SIGUSR2 blocked on the marked thread itself");
+	cr_assert_not(marked.after_unblock & bit);
+	cr_assert_eq(marked.bad_ret, plain.bad_ret);
+	cr_assert_eq(marked.bad_errno, plain.bad_errno);
+	cr_assert_eq(marked.bad_errno, EINVAL);
+}
+
+static volatile sig_atomic_t caught;
+static pid_t caught_tid;
+
+static void on_usr1(int sig)
+{
+	caught = sig;
+	caught_tid = tid_self();
+}
+
+struct handler_run {
+	int installed, raised;
+	pid_t tid, handler_tid;
+	void (*old)(int);
+};
+
+static void bsd_signal_job(void *arg)
+{
+	struct handler_run *h = arg;
+
+	caught = 0;
+	h->tid = tid_self();
+	h->installed = bsd_signal(SIGUSR1, on_usr1) != SIG_ERR;
+	h->raised = raise(SIGUSR1) == 0 && caught == SIGUSR1;
+	h->handler_tid = caught_tid;
+	h->old = bsd_signal(SIGUSR1, SIG_DFL);
+}
+
+Test(thread_calls, bsd_signal_installs_the_programs_handler, .timeout = TEST_TIMEOUT)
+{
+	struct handler_run h = {0};
+
+	run_marked(bsd_signal_job, &h);
+	cr_assert(h.installed);
+	cr_assert(h.raised, "the handler ran for raise()");
+	cr_assert_eq(h.handler_tid, h.tid, "on the marked thread");
+	cr_assert_eq((void *)h.old, (void *)on_usr1, "the program sees its own handler back");
+}
+
+struct param_run {
+	int ret, err;
+};
+
+static void sched_setparam_job(void *arg)
+{
+	struct param_run *p = arg;
+	struct sched_param sp = {.sched_priority = 99999}; /* out of range for SCHED_OTHER */
+
+	errno = 0;
+	p->ret = sched_setparam(0, &sp);
+	p->err = errno;
+}
+
+static void sched_setscheduler_job(void *arg)
+{
+	struct param_run *p = arg;
+	struct sched_param sp = {.sched_priority = 12345}; /* beyond SCHED_FIFO's range */
+
+	errno = 0;
+	p->ret = sched_setscheduler(0, SCHED_FIFO, &sp);
+	p->err = errno;
+}
+
+static void same_failure(job_fn job)
+{
+	struct param_run marked = {0}, plain = {0};
+
+	run_marked(job, &marked);
+	run_unmarked(job, &plain);
+	cr_assert_eq(marked.ret, -1);
+	cr_assert_eq(marked.ret, plain.ret);
+	cr_assert_eq(marked.err, plain.err);
+	cr_assert_eq(marked.err, EINVAL);
+}
+
+Test(thread_calls, sched_setparam_fails_as_unmarked, .timeout = TEST_TIMEOUT)
+{
+	same_failure(sched_setparam_job);
+}
+
+Test(thread_calls, sched_setscheduler_fails_as_unmarked, .timeout = TEST_TIMEOUT)
+{
+	same_failure(sched_setscheduler_job);
+}
+
+static void vsyslog_chk_call(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	__vsyslog_chk(prio, 1, fmt, ap);
+	va_end(ap);
+}
+
+static void vsyslog_chk_job(void *arg)
+{
+	uint64_t *offloaded = arg;
+	uint64_t before = offloaded_now();
+
+	vsyslog_chk_call(LOG_USER | LOG_DEBUG, "librtoffload test %s", "vchk");
+	*offloaded = offloaded_now() - before;
+}
+
+/* A "hand" row, not a thread row: it is routed, to a helper. */
+Test(thread_calls, vsyslog_chk_is_offloaded, .timeout = TEST_TIMEOUT)
+{
+	uint64_t offloaded = 0;
+
+	run_marked(vsyslog_chk_job, &offloaded);
+	cr_assert_geq(offloaded, 1);
+}
