@@ -45,6 +45,7 @@
  * caller waits for its own request.
  */
 #include "shims_prelude.h"
+#include "route_state.h"
 
 #include "rtoffload.h"
 
@@ -522,9 +523,8 @@ static void drain_at_abort(void)
 void rto_async_abort(void)
 {
 	int saved = errno;
-	unsigned char route = rto_self.route;
 
-	rto_self.route = route == RTO_ROUTE_MARKED ? RTO_ROUTE_BUSY : route; /* direct from here */
+	rto_route_go_direct(); /* and never resumed: abort() does not return */
 	drain_at_abort();
 	errno = saved;
 	RTO_HAND_REAL(abort)();

@@ -18,6 +18,7 @@
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
 #include "rto.h"
+#include "route_state.h"
 #include "real.h"
 
 #include <errno.h>
@@ -67,14 +68,14 @@ static void apply(struct rto_thread *t, pid_t tid)
 		} else if (route == RTO_ROUTE_DIRECT) {
 			rto_thread_marked_remote(t, tid);
 		}
-		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
+		rto_route_mark_other(t, 1);
 	} else if (t->by_policy) {
 		t->by_policy = 0;
 		if (self && route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked();
 		else if (route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked_remote(t, tid);
-		uatomic_cmpxchg(&t->route, RTO_ROUTE_MARKED, RTO_ROUTE_DIRECT);
+		rto_route_mark_other(t, 0);
 	}
 }
 

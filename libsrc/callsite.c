@@ -26,6 +26,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include "rto.h"
+#include "route_state.h"
 #include "real.h"
 
 #include <dlfcn.h>
@@ -329,14 +330,12 @@ static uint64_t faults_of_self(void)
 
 static void at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, uint64_t major)
 {
-	unsigned char route = rto_self.route;
 	uint64_t before = RTO_UNLIKELY(rto_fault_watch) ? faults_of_self() : 0;
 
 	/* libunwind maps memory, dladdr takes locks: their calls go direct. */
-	rto_self.route = RTO_ROUTE_BUSY;
+	unsigned char was = rto_route_go_direct();
 	event_at_site(event, fn, ns, minor, major);
-	if (rto_self.route == RTO_ROUTE_BUSY)
-		rto_self.route = route;
+	rto_route_resume(was);
 	if (RTO_UNLIKELY(rto_fault_watch))
 		excluded_faults += faults_of_self() - before;
 }

@@ -8,6 +8,7 @@
  * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
 #include "rto.h"
+#include "route_state.h"
 #include "real.h"
 
 #include <sched.h>
@@ -54,7 +55,7 @@ static void child_after_fork(void)
 	 */
 	if (forked_with_helpers && rto_sanitizer_is_tsan()) {
 		rto_fork_no_threads = 1;
-		rto_self.route = RTO_ROUTE_DIRECT;
+		rto_route_unmark();
 		rto_self.by_policy = 0;
 	}
 }

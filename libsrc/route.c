@@ -5,6 +5,7 @@
  * This is the caller's realtime path: no malloc, no lock, no syscall.
  */
 #include "rto.h"
+#include "route_state.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -37,10 +38,9 @@ static void run_here(struct rto_fn *fn, void *args)
  */
 static int start_helpers(void)
 {
-	rto_self.route = RTO_ROUTE_BUSY;
+	unsigned char was = rto_route_go_direct();
 	int ret = rto_helpers_start();
-	if (rto_self.route == RTO_ROUTE_BUSY)
-		rto_self.route = RTO_ROUTE_MARKED;
+	rto_route_resume(was);
 	return ret;
 }
 
@@ -64,14 +64,11 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	if (fn->cancel)
 		pthread_testcancel();
 	/* A signal handler's wrapped call during the wait runs directly. */
-	unsigned char route = rto_self.route;
-	req.route = route;
-	rto_self.route = RTO_ROUTE_BUSY;
+	req.route = rto_route_go_direct();
 	uint64_t t0 = rto_now_ns();
 	rto_offload(&req, t0);
 	uint64_t ns = rto_now_ns() - t0;
-	if (rto_self.route == RTO_ROUTE_BUSY) /* a handler may have unmarked us */
-		rto_self.route = route;
+	rto_route_resume(req.route);
 	rto_stats_offloaded(fn, ns);
 	if (RTO_UNLIKELY(rto_opt.report_offloads) && fn != &rto_fn_fd_classify)
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state and the public mark/mode API. */
 #include "rto.h"
+#include "route_state.h"
 #include "real.h"
 
 #include <errno.h>
@@ -300,7 +301,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 	rto_self.by_policy = 0;
 	if (rto_self.route == RTO_ROUTE_DIRECT)
 		rto_thread_marked();
-	rto_self.route = RTO_ROUTE_MARKED;
+	rto_route_mark();
 	errno = saved;
 	return 0;
 }
@@ -310,7 +311,7 @@ RTO_EXPORT int rt_offload_unmark_thread(void)
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
-	rto_self.route = RTO_ROUTE_DIRECT;
+	rto_route_unmark();
 	return 0;
 }
 

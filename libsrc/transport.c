@@ -5,6 +5,7 @@
  * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
  */
 #include "rto.h"
+#include "route_state.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -128,8 +129,7 @@ static void abandon(void *arg)
 		if (s == RTO_REQ_WAITING || s == RTO_REQ_KICKED)
 			rto_futex_wait_ns(&r->state, s, 1000000);
 	}
-	if (rto_self.route == RTO_ROUTE_BUSY)
-		rto_self.route = r->route;
+	rto_route_resume(r->route);
 }
 
 static void sleep_until_done(struct rto_queue *q, struct rto_req *r)

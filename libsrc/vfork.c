@@ -14,6 +14,7 @@
  * and a marked thread should not call it (posix_spawn is fine).
  */
 #include "rto.h"
+#include "route_state.h"
 
 #include <errno.h>
 
@@ -24,16 +25,14 @@ static __thread unsigned char route_before_vfork RTO_TLS;
 
 void rto_vfork_enter(void)
 {
-	route_before_vfork = rto_self.route;
 	rto_self.vforking = 1; /* the child's descriptors are not ours: fdclass.c learns none */
-	if (rto_self.route == RTO_ROUTE_MARKED)
-		rto_self.route = RTO_ROUTE_BUSY;
+	route_before_vfork = rto_route_go_direct();
 }
 
 /* In the parent (or on failure): put the mark back, turn -errno into errno. */
 long rto_vfork_leave(long ret)
 {
-	rto_self.route = route_before_vfork;
+	rto_route_resume(route_before_vfork);
 	rto_self.vforking = 0;
 	if (ret < 0 && ret > -4096) {
 		errno = (int)-ret;

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The route state of a thread (rto_self.route), and its transitions.
+ *
+ *          rto_route_mark()             rto_route_go_direct()
+ *   DIRECT ----------------> MARKED ------------------------> BUSY
+ *          <----------------        <------------------------
+ *          rto_route_unmark()           rto_route_resume(was)
+ *
+ * DIRECT: unmarked, every wrapper calls libc (one TLS load and a branch).
+ * MARKED: wrappers enter the routing core (route.c).
+ * BUSY:   marked, but inside a stretch of the library's own work on this
+ *         thread (waiting for an offload, starting helpers, unwinding a
+ *         report, vfork, abort): wrapped calls made meanwhile, by a signal
+ *         handler or by libc underneath us, run directly.
+ *
+ * Only the thread itself writes its route, except mark= marking another
+ * thread (automark.c), which moves it DIRECT <-> MARKED with a
+ * compare-and-swap so that it never overwrites BUSY.  A signal handler may
+ * unmark the thread while it is BUSY: resume() then leaves it DIRECT.
+ */
+#ifndef RTO_ROUTE_STATE_H
+#define RTO_ROUTE_STATE_H
+
+#include "rto.h"
+
+/* Enter a stretch of the library's own work; returns what resume() needs. */
+static inline unsigned char rto_route_go_direct(void)
+{
+	unsigned char was = rto_self.route;
+
+	if (was == RTO_ROUTE_MARKED)
+		rto_self.route = RTO_ROUTE_BUSY;
+	return was;
+}
+
+/* Leave it: back to what it was, unless a handler unmarked the thread meanwhile. */
+static inline void rto_route_resume(unsigned char was)
+{
+	if (rto_self.route == RTO_ROUTE_BUSY)
+		rto_self.route = was;
+}
+
+/* The calling thread, by the API or by mark=: from now on its calls are routed. */
+static inline void rto_route_mark(void)
+{
+	rto_self.route = RTO_ROUTE_MARKED;
+}
+
+/* The calling thread: its calls go to libc again. */
+static inline void rto_route_unmark(void)
+{
+	rto_self.route = RTO_ROUTE_DIRECT;
+}
+
+/* Another thread t (mark=), never overwriting its BUSY: see above. */
+static inline void rto_route_mark_other(struct rto_thread *t, int on)
+{
+	if (on)
+		uatomic_cmpxchg(&t->route, RTO_ROUTE_DIRECT, RTO_ROUTE_MARKED);
+	else
+		uatomic_cmpxchg(&t->route, RTO_ROUTE_MARKED, RTO_ROUTE_DIRECT);
+}
+
+#endif
