@@ -259,7 +259,7 @@ static int drain_until(uint64_t upto, int must)
 static int32_t stalled; /* a helper's drain gave up on a taken lock */
 
 static void run_drain(void *arg);
-RTO_FN(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain);
+RTO_FN_FULL(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain, RTO_F_INTERNAL);
 
 /* Queued by whoever releases what a drain waited for (rto_async_kick). */
 static struct rto_req kick_notice = {
@@ -361,7 +361,7 @@ void rto_async_barrier(void)
 	}
 	for (int stuck = 0; uatomic_read(&written_seq) < upto;) {
 		uint64_t before = uatomic_read(&written_seq);
-		rto_offload_internal(&rto_fn_async_drain, NULL);
+		rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
 		if (uatomic_read(&written_seq) != before)
 			stuck = 0;
 		else if (++stuck == 3) {
@@ -450,7 +450,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 		}
 		arm(r);
 		while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
-			rto_offload_internal(&rto_fn_async_drain, NULL);
+			rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
 	}
 	if (skip)
 		((struct entry *)(r->buf + (r->head & (r->cap - 1))))->len = SKIP;

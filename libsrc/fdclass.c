@@ -160,7 +160,7 @@ static void run_classify(void *p)
 	a->bits = class_bits(a->fd);
 }
 
-RTO_FN(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify);
+RTO_FN_FULL(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify, RTO_F_INTERNAL);
 
 /* ---- on the caller -------------------------------------------------------------- */
 
@@ -179,7 +179,7 @@ static int bits_of(int fd)
 		e = CMM_LOAD_SHARED(table[fd]);
 	}
 	struct classify_args a = {.fd = fd};
-	rto_offload_internal(&rto_fn_fd_classify, &a);
+	rto_call(&rto_fn_fd_classify, &a, -1, NULL, 0);
 	if (a.bits < 0)
 		return -1;    /* not open (EBADF): let the call itself fail */
 	store(fd, e, a.bits); /* lost to a forget: answer this call only */

@@ -178,7 +178,7 @@ static void publish(struct rto_req *r)
 static void execute(struct rto_req *r)
 {
 	sigset_t all, caller;
-	int process = r->fn->cls == RTO_CLASS_PROCESS;
+	int process = r->fn->flags & RTO_F_SIGMASK;
 
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(r->prio);
@@ -203,7 +203,7 @@ static void execute(struct rto_req *r)
 	if (RTO_UNLIKELY(r->faulted))
 		rto_stream_release_if_mine(r->file);
 	r->h_err = h_errno;
-	if (RTO_UNLIKELY(r->fn == &rto_fn_dlopen || r->fn == &rto_fn_dlclose))
+	if (RTO_UNLIKELY(r->fn->flags & RTO_F_DLERROR))
 		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
 	uselocale(own);
 	r->signo = take_call_signal(r->err);

@@ -86,12 +86,12 @@ static int apply(const char *rule, size_t n, int pass, char *err, size_t len)
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		int named = cls < 0 && fn_named(*f, rule, nn);
 		/* async fits writes only: a class rule skips the rest, a named call must fit */
-		if (named && handling == RTO_ASYNC && !(*f)->can_async)
+		if (named && handling == RTO_ASYNC && !((*f)->flags & RTO_F_CAN_ASYNC))
 			return fail(err, len,
 				    "async is for writes (write, fwrite, fputs, puts, "
 				    "fputc, putc, putchar, printf...), not",
 				    rule, nn);
-		int fits = handling != RTO_ASYNC || (*f)->can_async;
+		int fits = handling != RTO_ASYNC || ((*f)->flags & RTO_F_CAN_ASYNC);
 		if (fits && (cls >= 0 ? (*f)->cls == cls && pass == 0 : named && pass == 1))
 			(*f)->handling = (unsigned char)handling;
 		found |= named;

@@ -24,10 +24,11 @@ static int refuse(struct rto_fn *fn)
 	return -1;
 }
 
-static void run_here(struct rto_fn *fn, void *args)
+static int run_here(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_local(fn);
+	return 0;
 }
 
 /*
@@ -58,10 +59,10 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		.sigmask = rto_self.sigmask,
 		.locale = uselocale((locale_t)0), /* reads TLS: no syscall */
 		.h_err = h_errno,
-		.res = fn->cls == RTO_CLASS_DNS ? rto_resolver_of_caller() : NULL,
+		.res = (fn->flags & RTO_F_RESOLVER) ? rto_resolver_of_caller() : NULL,
 	};
 	/* A cancellation already pending acts before the call, as in libc. */
-	if (fn->cancel)
+	if (fn->flags & RTO_F_CANCEL)
 		pthread_testcancel();
 	/* A signal handler's wrapped call during the wait runs directly. */
 	req.route = rto_route_go_direct();
@@ -70,7 +71,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	uint64_t ns = rto_now_ns() - t0;
 	rto_route_resume(req.route);
 	rto_stats_offloaded(fn, ns);
-	if (RTO_UNLIKELY(rto_opt.report_offloads) && fn != &rto_fn_fd_classify)
+	if (RTO_UNLIKELY(rto_opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.faulted)) { /* it faulted on the worker: fault here instead */
 		fn->run(args);
@@ -78,57 +79,59 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	}
 	if (RTO_UNLIKELY(req.signo)) /* as the kernel would have: at the caller */
 		pthread_kill(pthread_self(), req.signo);
-	if (fn->cls == RTO_CLASS_DNS)
+	if (fn->flags & RTO_F_RESOLVER)
 		h_errno = req.h_err;
 	if (RTO_UNLIKELY(req.dlerror))
 		rto_dlerror_set(req.dlerror);
 	errno = req.err;
 }
 
-void rto_offload_internal(struct rto_fn *fn, void *args)
+/* The library's own request (async drain, descriptor class): always a helper's. */
+static int internal(struct rto_fn *fn, void *args)
 {
-	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)
 		fn->run(args);
-		return;
-	}
-	offload(fn, args, NULL, NULL);
+	else
+		offload(fn, args, NULL, NULL);
+	return 0;
 }
 
-int rto_call(struct rto_fn *fn, void *args, FILE *stream)
+/* The call's handling, the thread's mode and the helpers decide. */
+static int decide(struct rto_fn *fn, void *args, FILE *stream)
 {
-	if (fn->handling == RTO_LOCAL) {
-		run_here(fn, args);
-		return 0;
-	}
+	if (fn->handling == RTO_LOCAL)
+		return run_here(fn, args);
 	if (fn->handling == RTO_WARN) {
 		rto_callsite_event(RTO_EVENT_WARN, fn, 0);
-		run_here(fn, args);
-		return 0;
+		return run_here(fn, args);
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
 	if (RTO_UNLIKELY(rto_self.own_filter) ||
-	    (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)) {
-		run_here(fn, args); /* its own seccomp filter must see it, or no helper */
-		return 0;
-	}
+	    (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0))
+		return run_here(fn, args); /* its own seccomp filter must see it, or no helper */
 	/* Holding the stream's lock (flockfile): lend it to the worker. */
 	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
-	if (owned && (!rto_stream_lending_ok() || fn == &rto_fn_fclose)) {
-		/* fclose() frees the lock we would take back: run it here. */
-		run_here(fn, args);
-		return 0;
-	}
+	if (owned && (!rto_stream_lending_ok() || (fn->flags & RTO_F_TEARDOWN)))
+		return run_here(fn, args); /* the call frees the lock we would take back */
 	offload(fn, args, stream, owned);
 	return 0;
 }
 
-int rto_call_fd(struct rto_fn *fn, void *args, int fd)
+int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, int callbacks)
 {
+	if (RTO_UNLIKELY(fn->flags & RTO_F_INTERNAL))
+		return internal(fn, args);
+	/* Under a sanitizer, the callbacks given are its wrappers: they work here only. */
+	if (RTO_UNLIKELY(callbacks) && (fn->flags & RTO_F_CALLBACKS) &&
+	    rto_sanitizer_callbacks_here())
+		return run_here(fn, args);
 	/* Short and bounded on this descriptor: deterministic, so run it here. */
-	if (fn->handling == RTO_OFFLOAD && rto_fd_runs_local(fd)) {
-		run_here(fn, args);
-		return 0;
-	}
-	return rto_call(fn, args, NULL);
+	if ((fn->flags & RTO_F_BYFD) && fn->handling == RTO_OFFLOAD && rto_fd_runs_local(fd))
+		return run_here(fn, args);
+	if (!(fn->flags & RTO_F_LOCK) || !rto_stream_lock_for_call(stream))
+		return decide(fn, args, stream);
+	int ret = decide(fn, args, stream); /* with the lock we took, to lend */
+	rto_stream_unlock_after_call(stream);
+	return ret;
 }

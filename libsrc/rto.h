@@ -318,26 +318,41 @@ struct rto_counters {
 	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
 };
 
+/*
+ * What makes a call special to the routing core (route.c) and the worker
+ * (helper.c).  shim-gen writes them from calls.tbl (its header says which
+ * column or annotation gives each); the C never asks which function a call is.
+ */
+enum rto_fn_flag {
+	RTO_F_BYFD = 1 << 0,	  /* local when its descriptor's kernel path is short (fdclass.c) */
+	RTO_F_LOCK = 1 << 1,	  /* takes its stream's lock: the caller takes it and lends it */
+	RTO_F_CALLBACKS = 1 << 2, /* calls back pointers a sanitizer may have wrapped */
+	RTO_F_TEARDOWN = 1 << 3,  /* frees its stream: never lend that stream's lock */
+	RTO_F_RESOLVER = 1 << 4,  /* the caller's resolver state (_res) and h_errno travel */
+	RTO_F_SIGMASK = 1 << 5,	  /* runs under the caller's signal mask (children inherit it) */
+	RTO_F_DLERROR = 1 << 6,	  /* its dlerror() message goes back to the caller */
+	RTO_F_CANCEL = 1 << 7,	  /* a POSIX cancellation point (transport.c) */
+	RTO_F_CAN_ASYNC = 1 << 8, /* a write that RTO_ASYNC may queue */
+	RTO_F_INTERNAL = 1 << 9,  /* the library's own request: never refused, never reported */
+};
+
 struct rto_fn {
 	const char *name;
 	void (*run)(void *args); /* calls the real function with *args */
 	unsigned char cls;	 /* enum rto_class */
 	unsigned char handling;	 /* enum rto_handling */
-	unsigned char can_async; /* a write that RTO_ASYNC may queue */
-	unsigned char cancel;	 /* a POSIX cancellation point (cancel.c) */
+	unsigned short flags;	 /* enum rto_fn_flag */
 	struct rto_counters *ctr;
 };
 
 /* Every descriptor also lands in section rto_fns, for the stats walk. */
-#define RTO_FN_FULL(fname, class, handl, runfn, async, cancelpt)                                \
+#define RTO_FN_FULL(fname, class, handl, runfn, fflags)                                         \
 	static struct rto_counters rto_ctr_##fname;                                             \
-	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn,    class,	      handl,    \
-						   async,  cancelpt, &rto_ctr_##fname};         \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn,  class,                       \
+						   handl,  fflags, &rto_ctr_##fname};           \
 	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) = \
 		&rto_fn_##fname
-#define RTO_FN_ASYNC(fname, class, handl, runfn, async) \
-	RTO_FN_FULL(fname, class, handl, runfn, async, 0)
-#define RTO_FN(fname, class, handl, runfn) RTO_FN_ASYNC(fname, class, handl, runfn, 0)
+#define RTO_FN(fname, class, handl, runfn) RTO_FN_FULL(fname, class, handl, runfn, 0)
 
 RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
 RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];
@@ -392,20 +407,17 @@ RTO_HIDDEN extern long (*rto_real_syscall)(long number, ...);
 /* ---- route.c: what to do with a marked thread's call --------------------- */
 
 /*
- * Run fn with args for the calling marked thread: locally, on a helper, or
- * not at all.  Returns 0 when the call ran (its result is in args, errno
- * as the call left it), -1 when it was refused (errno set).  `stream` is
- * the FILE the call works on, for stdio calls, or NULL.
+ * The routing core, the one place that decides how a marked thread's call
+ * runs: here, on a helper, or not at all.  Every wrapper, generated or
+ * written by hand, and the library's own requests (RTO_F_INTERNAL) enter
+ * here; what is special about a call comes from fn->flags.
+ *   fd        the call's descriptor, for RTO_F_BYFD calls; else -1
+ *   stream    the FILE the call works on (stdio), or NULL
+ *   callbacks nonzero when the call was given a callback (RTO_F_CALLBACKS)
+ * Returns 0 when the call ran (its result is in args, errno as the call left
+ * it), -1 when it was refused (errno set).
  */
-RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, FILE *stream);
-
-/*
- * Like rto_call() for a call on descriptor fd: an offload-handled call runs
- * here when fd's kernel path is short and bounded (fdclass.c).
- */
-RTO_HIDDEN int rto_call_fd(struct rto_fn *fn, void *args, int fd);
-/* Offload fn for the library itself, whatever the policy or mode says. */
-RTO_HIDDEN void rto_offload_internal(struct rto_fn *fn, void *args);
+RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, int callbacks);
 
 /* ---- fdclass.c: is this descriptor's kernel path short and bounded? ------ */
 
@@ -546,8 +558,10 @@ RTO_HIDDEN int rto_stream_lending_ok(void);
 RTO_HIDDEN void *rto_stream_owner_if_self(FILE *f);
 RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
-/* rto_call() for a stdio call that takes f's lock: the caller takes it first and lends it. */
-RTO_HIDDEN int rto_call_locked(struct rto_fn *fn, void *args, FILE *f);
+/* Before a call that takes f's lock: take it here, to lend it; 1 if taken. */
+RTO_HIDDEN int rto_stream_lock_for_call(FILE *f);
+/* After it: give the lock back up. */
+RTO_HIDDEN void rto_stream_unlock_after_call(FILE *f);
 /* After a fault: give up a stream lock this thread took inside the call. */
 RTO_HIDDEN void rto_stream_release_if_mine(FILE *f);
 
@@ -583,10 +597,8 @@ RTO_HIDDEN int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller
 RTO_HIDDEN int rto_sanitizer_chain_start(void *(*fn)(void *), void *arg, void *(*ours)(void *),
 					 void *ours_arg, void *(**user_fn)(void *),
 					 void **user_arg);
-/* 1: this call's callbacks only work on the caller (the runtime's wrappers of them). */
-RTO_HIDDEN int rto_sanitizer_callbacks_here(int has_callbacks);
-/* Run fn on the calling thread and count it as local; returns 0. */
-RTO_HIDDEN int rto_call_here(struct rto_fn *fn, void *args);
+/* 1: a call given callbacks must run on the caller (the runtime's wrappers of them). */
+RTO_HIDDEN int rto_sanitizer_callbacks_here(void);
 
 /* init.c: what the constructor does, for a mark that comes before it. */
 RTO_HIDDEN void rto_init_once(void);

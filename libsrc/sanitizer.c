@@ -101,14 +101,7 @@ int rto_sanitizer_chain_start(void *(*fn)(void *), void *arg, void *(*ours)(void
 	return 1;
 }
 
-int rto_sanitizer_callbacks_here(int has_callbacks)
+int rto_sanitizer_callbacks_here(void)
 {
-	return has_callbacks && icpt_pthread_create != NULL;
-}
-
-int rto_call_here(struct rto_fn *fn, void *args)
-{
-	fn->run(args);
-	rto_stats_local(fn);
-	return 0;
+	return icpt_pthread_create != NULL;
 }

@@ -78,18 +78,21 @@ void *rto_stream_owner_if_self(FILE *f)
 	return l && CMM_LOAD_SHARED(l->owner) == self ? self : NULL;
 }
 
-int rto_call_locked(struct rto_fn *fn, void *args, FILE *f)
+int rto_stream_lock_for_call(FILE *f)
 {
 	/* FSETLOCKING_BYCALLER streams take no lock; one we hold is lent anyway. */
 	if (f) /* _flags: read without the lock, as glibc's flockfile does */
 		RTO_HG_BENIGN_RACE(&f->_flags, sizeof(f->_flags));
 	if (!f || !lending_ok || (f->_flags & _IO_USER_LOCK) || rto_stream_owner_if_self(f))
-		return rto_call(fn, args, f);
+		return 0;
 	flockfile(f);
-	int ret = rto_call(fn, args, f);
+	return 1;
+}
+
+void rto_stream_unlock_after_call(FILE *f)
+{
 	funlockfile(f);
 	rto_async_kick(); /* an async drain may have found this lock taken */
-	return ret;
 }
 
 /* The worker's borrowed stream and the lock's count when lent. */

@@ -147,7 +147,7 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 		cmm_smp_rmb();
 		return;
 	}
-	if (!r->fn->cancel) {
+	if (!(r->fn->flags & RTO_F_CANCEL)) {
 		wait_loop(r, 0);
 		return;
 	}

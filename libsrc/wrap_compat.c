@@ -62,7 +62,7 @@ RTO_EXPORT char *rto_realpath_old(const char *path, char *resolved)
 	struct args_realpath a = {.path = path, .resolved = resolved};
 	char *ret;
 	RTO_WATCHED(&rto_fn_realpath_GLIBC_2_2_5,
-		    ret = rto_call(&rto_fn_realpath_GLIBC_2_2_5, &a, NULL) ? NULL : a.ret);
+		    ret = rto_call(&rto_fn_realpath_GLIBC_2_2_5, &a, -1, NULL, 0) ? NULL : a.ret);
 	return ret;
 }
 
@@ -94,7 +94,7 @@ RTO_FN(posix_spawnp_GLIBC_2_2_5, RTO_CLASS_PROCESS, RTO_OFFLOAD, run_spawnp_old)
 static int spawn_old(struct rto_fn *fn, struct args_spawn *a)
 {
 	int ret;
-	RTO_WATCHED(fn, ret = rto_call(fn, a, NULL) ? RT_OFFLOAD_STRICT_ERRNO : a->ret);
+	RTO_WATCHED(fn, ret = rto_call(fn, a, -1, NULL, 0) ? RT_OFFLOAD_STRICT_ERRNO : a->ret);
 	return ret;
 }
 

@@ -35,7 +35,7 @@ RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
 	struct rto_args_mremap a = {
 		.addr = addr, .len = len, .newlen = newlen, .flags = flags, .newaddr = newaddr};
 	void *ret;
-	RTO_WATCHED(&rto_fn_mremap, ret = rto_call(&rto_fn_mremap, &a, NULL) ? MAP_FAILED : a.ret);
+	RTO_WATCHED(&rto_fn_mremap, ret = rto_call(&rto_fn_mremap, &a, -1, NULL, 0) ? MAP_FAILED : a.ret);
 	return ret;
 }
 
@@ -74,7 +74,7 @@ static void route_syslog(struct rto_fn *fn, int prio, int flag, const char *fmt,
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_syslog a = {.prio = prio, .flag = flag, .fmt = fmt, .ap = &copy};
-	RTO_WATCHED(fn, rto_call(fn, &a, NULL));
+	RTO_WATCHED(fn, rto_call(fn, &a, -1, NULL, 0));
 	va_end(copy);
 }
 

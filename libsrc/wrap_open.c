@@ -68,7 +68,7 @@ static int route_open(struct rto_fn *fn, void (*run)(void *), int dirfd, const c
 		run(&a);
 		return a.ret;
 	}
-	RTO_WATCHED(fn, ret = rto_call(fn, &a, NULL) ? -1 : a.ret);
+	RTO_WATCHED(fn, ret = rto_call(fn, &a, -1, NULL, 0) ? -1 : a.ret);
 	return ret;
 }
 

@@ -46,7 +46,7 @@ static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, 
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt, .ap = &copy};
-	int ret = rto_call_locked(fn, &a, f) ? -1 : a.ret;
+	int ret = rto_call(fn, &a, -1, f, 0) ? -1 : a.ret;
 	va_end(copy);
 	return ret;
 }

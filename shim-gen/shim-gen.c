@@ -41,9 +41,11 @@ struct call {
 	char async[128];  /* "async:FD,FILE,BUF,LEN,RET[,nl]": how to queue it; "async" alone: hand
 			   */
 	int can_async;
-	int flush;  /* "flush": queued async writes go first */
-	int cancel; /* "cancel": a POSIX cancellation point */
-	int lock;   /* "lock": the call takes its stream's lock; the caller takes it first */
+	int flush;    /* "flush": queued async writes go first */
+	int cancel;   /* "cancel": a POSIX cancellation point */
+	int lock;     /* "lock": the call takes its stream's lock; the caller takes it first */
+	int teardown; /* "teardown": the call frees its stream (and a lock lent with it) */
+	int dlerror;  /* "dlerror": its failure is reported by dlerror(), per thread */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
@@ -166,13 +168,16 @@ static void parse_annotations(struct call *c, char *text)
 			c->cancel = 1;
 		} else if (!strcmp(t, "lock")) {
 			c->lock = 1;
+		} else if (!strcmp(t, "teardown")) {
+			c->teardown = 1;
+		} else if (!strcmp(t, "dlerror")) {
+			c->dlerror = 1;
 		} else if (!strncmp(t, "callbacks:", 10)) {
 			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
-				"cancel, "
-				"lock, callbacks:)",
+				"cancel, lock, teardown, dlerror, callbacks:)",
 				c->name, t);
 		}
 	}
@@ -296,33 +301,56 @@ static void emit_args(FILE *o, const struct call *c, const char *indent)
 }
 
 /*
- * rto_call(), rto_call_fd() for calls decided by their descriptor, or
- * rto_call_locked() for stdio calls that take their stream's lock.
+ * What makes a call special to the routing core (route.c), as RTO_F_* flags:
+ * from its handling, its annotations and its class.
+ */
+static const char *flags_of(const struct call *c)
+{
+	static char buf[256];
+	const struct {
+		int on;
+		const char *flag;
+	} f[] = {
+		{!strcmp(c->handling, "byfd"), "RTO_F_BYFD"},
+		{c->lock, "RTO_F_LOCK"},
+		{c->callbacks[0] != 0, "RTO_F_CALLBACKS"},
+		{c->teardown, "RTO_F_TEARDOWN"},
+		{!strcmp(c->cls, "dns"), "RTO_F_RESOLVER"},    /* _res travels with it */
+		{!strcmp(c->cls, "process"), "RTO_F_SIGMASK"}, /* children inherit the mask */
+		{c->dlerror, "RTO_F_DLERROR"},
+		{c->cancel, "RTO_F_CANCEL"},
+		{c->can_async, "RTO_F_CAN_ASYNC"},
+	};
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].on)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? " | " : "", f[i].flag);
+	return buf[0] ? buf : "0";
+}
+
+/*
+ * The one entry of the routing core: rto_call(fn, args, fd, stream,
+ * callbacks), with the call's descriptor (byfd), its stream, and whether a
+ * callback was given.
  */
 static const char *route_call(const struct call *c)
 {
 	static char buf[256];
-	if (!strcmp(c->handling, "byfd"))
-		snprintf(buf, sizeof(buf), "rto_call_fd(&rto_fn_%s, &a, fd)", c->name);
-	else if (c->lock && strcmp(stream_of(c), "NULL"))
-		snprintf(buf, sizeof(buf), "rto_call_locked(&rto_fn_%s, &a, %s)", c->name,
-			 stream_of(c));
-	else if (c->lock)
+	char any[128] = "0";
+
+	if (c->lock && !strcmp(stream_of(c), "NULL"))
 		fail_at(c->line, "'%s': lock, but no stream", c->name);
-	else if (c->callbacks[0]) {
-		/* "a,b" -> "a || b": any callback given */
-		char any[128] = "", items[64], *save = NULL;
+	if (c->callbacks[0]) { /* "a,b" -> "a || b": any callback given */
+		char items[64], *save = NULL;
+		any[0] = 0;
 		snprintf(items, sizeof(items), "%s", c->callbacks);
 		for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save))
 			snprintf(any + strlen(any), sizeof(any) - strlen(any), "%s%s",
 				 any[0] ? " || " : "", it);
-		snprintf(buf, sizeof(buf),
-			 "(RTO_UNLIKELY(rto_sanitizer_callbacks_here(%s)) ? "
-			 "rto_call_here(&rto_fn_%s, "
-			 "&a) : rto_call(&rto_fn_%s, &a, NULL))",
-			 any, c->name, c->name);
-	} else
-		snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s)", c->name, stream_of(c));
+	}
+	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
+		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), any);
 	return buf;
 }
 
@@ -485,8 +513,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 			fail_at(c->line, "'%s': a hand-written wrapper does its own forget/born",
 				c->name);
 		fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
-		fprintf(o, "RTO_FN_FULL(%s, %s, RTO_OFFLOAD, rto_run_%s, %d, %d);\n\n", c->name,
-			class_macro, c->name, c->can_async, c->cancel);
+		fprintf(o, "RTO_FN_FULL(%s, %s, RTO_OFFLOAD, rto_run_%s, %s);\n\n", c->name,
+			class_macro, c->name, flags_of(c));
 		return;
 	}
 	if (c->born[0] && is_void)
@@ -499,9 +527,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		fprintf(o, "\t%s;\n", c->p[i].member);
 	fprintf(o, "};\n");
 	emit_run(o, c, is_void);
-	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %d, %d);\n", c->name, class_macro,
-		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async,
-		c->cancel);
+	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %s);\n", c->name, class_macro,
+		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, flags_of(c));
 	emit_routed(o, c, is_void);
 
 	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
