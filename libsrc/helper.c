@@ -15,6 +15,7 @@
  */
 #include "rto.h"
 #include "real.h"
+#include "lifetime.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@
 #define RTO_HELPER_STACK (1024 * 1024)
 
 static __thread int rto_is_helper RTO_TLS;
-static __thread int rto_helper_prio RTO_TLS; /* current, for inherit: -1 unknown */
+static __thread int rto_helper_prio RTO_TLS;	/* current, for inherit: -1 unknown */
+static __thread int rto_helper_watches RTO_TLS; /* worker 0: only helpers left? (lifetime.c) */
 
 int rto_helper_is_self(void)
 {
@@ -262,11 +264,18 @@ static void idle(struct rto_queue *q)
 	if (!has_work(q)) {
 		if (retry) /* async.c: a drain waits for a lock; look again soon */
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
+		else if (rto_helper_watches)
+			rto_futex_wait_ns(&q->wake_seq, seq, RTO_LIFETIME_WATCH_NS);
 		else
 			rto_futex_wait(&q->wake_seq, seq);
 	}
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
+	if (rto_helper_watches && !has_work(q)) {
+		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+			set_priority(0); /* not at a realtime caller's priority */
+		rto_lifetime_watch();	 /* at most once per RTO_LIFETIME_WATCH_NS */
+	}
 	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
 		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 			set_priority(0);
@@ -302,10 +311,10 @@ static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
 
 static void *worker_main(void *arg)
 {
-	(void)arg;
 	struct rto_queue *q = rto_q;
 
 	rto_is_helper = 1;
+	rto_helper_watches = arg == NULL; /* worker 0 */
 	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
@@ -382,8 +391,9 @@ static int start_workers(struct rto_queue *q)
 	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
 	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
 	for (unsigned i = 0; i < n && !err; i++) {
-		err = rto_create_own_thread(&tid, &attr, worker_main, NULL);
+		err = rto_create_own_thread(&tid, &attr, worker_main, (void *)(uintptr_t)i);
 		if (!err) { /* named before any call is served: tools see every helper */
+			rto_lifetime_helper_started(); /* glibc counts it no more */
 			char name[16];
 			snprintf(name, sizeof(name), "rtoffload/%u", i);
 			rto_real_pthread_setname_np(tid, name);

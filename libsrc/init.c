@@ -5,6 +5,7 @@
  * threads it had (helpers start with the first mark, thread.c).
  */
 #include "rto.h"
+#include "lifetime.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -22,6 +23,7 @@ void rto_init_once(void)
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
 	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init();
+	rto_lifetime_init(); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
 	rto_async_init(); /* async_path= */

@@ -540,6 +540,7 @@ struct rto_queue {
 	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
 	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
+	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
 };
 
@@ -574,6 +575,8 @@ RTO_HIDDEN void rto_signal_kick(int tid);
 RTO_HIDDEN void rto_signal_take_kick(void);
 RTO_HIDDEN void rto_signal_worker_init(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
+/* 1: sig's action is SIG_DFL (lifetime.c). */
+RTO_HIDDEN int rto_signal_is_default(int sig);
 /* Run r's call; a fault inside it comes back as its signal number, else 0. */
 RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
 

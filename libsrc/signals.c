@@ -147,6 +147,14 @@ RTO_EXPORT RTO_UNINSTRUMENTED void (*bsd_signal(int sig, void (*handler)(int)))(
 	return bsd_install(sig, handler);
 }
 
+/* sig's action is the default one (no handler of the program's, nor ours, nor SIG_IGN). */
+int rto_signal_is_default(int sig)
+{
+	struct sigaction cur;
+
+	return real_sigaction(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL;
+}
+
 /* ---- the waiting caller ----------------------------------------------------- */
 
 /* The handler of sig ran on us: would the kernel have ended the call? */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lifetime.c: the process ends when its last application thread ends. */
+#ifndef RTO_LIFETIME_H
+#define RTO_LIFETIME_H
+
+#include "rto.h"
+
+/* How often an idle helper looks whether only helpers are left. */
+#define RTO_LIFETIME_WATCH_NS (1000L * 1000 * 1000)
+
+/* At load: find glibc's thread count. */
+RTO_HIDDEN void rto_lifetime_init(void);
+/* A helper was started (by the calling, application, thread): glibc must not count it. */
+RTO_HIDDEN void rto_lifetime_helper_started(void);
+/*
+ * The watching helper, idle: if every application thread has ended behind
+ * glibc's back (a raw exit system call), end the process as the kernel
+ * would have.  At most once per RTO_LIFETIME_WATCH_NS; returns otherwise.
+ */
+RTO_HIDDEN void rto_lifetime_watch(void);
+
+#endif /* RTO_LIFETIME_H */
