@@ -404,7 +404,7 @@ table() {
 		"late1|probe: > 1 ms late, /min|%.0f"
 		"p999|probe: p99.9 latency, us|%.0f"
 		"pmax|probe: max latency, us|%.0f"
-		"cpu|loop: CPU $rt_cpu time, %|%.1f"
+		"cpu|loop: its CPU's time, %|%.1f"
 		"missed|loop: missed periods, /min|%.0f"
 		"work99|loop: cycle work p99, us|%.0f"
 		"rtt|round trip p50, us|%.1f"
@@ -527,7 +527,7 @@ main() {
 	cat <<-EOF
 		    each cycle:  log       a line (fprintf; fflush every 10 cycles)
 		    every 20 ms, in turn:
-		                 snapshot  save 4 MiB of state (open, write, fdatasync, close, rename)
+		                 snapshot  save 4 MiB of state (open, write, close, rename; fdatasync every 10th)
 		                 buffers   map and unmap 16 MiB (mmap MAP_POPULATE, munmap)
 		                 config    read the config file (fopen, fgets, fclose)
 		                 directory scan 1000 entries (opendir, readdir, closedir)

@@ -82,6 +82,7 @@ static void usage(const struct loop_cfg *cfg, int status)
 		"  --task-every N     a periodic task every N cycles, in turn: snapshot,\n"
 		"                     buffers, config, directory, name; 0: none (default %u)\n"
 		"  --snapshot-kib N   size of the state snapshot (default %u)\n"
+		"  --sync-every N     fdatasync every N snapshots (default %u)\n"
 		"  --cpu N            run on CPU N (default: CPU 1 if there are two, else 0)\n"
 		"  --prio N           SCHED_FIFO priority (default %d)\n"
 		"  --probe-period US  period of the probe, a thread on the loop's CPU that\n"
@@ -93,7 +94,7 @@ static void usage(const struct loop_cfg *cfg, int status)
 		"  --histogram FILE   write the probe's latency histogram (1 us bins) to FILE\n"
 		"  --dir DIR          where the loop's files go (default .)\n",
 		cfg->prog, cfg->duration_s, cfg->period_us, cfg->flush_every, cfg->task_every,
-		cfg->snapshot_kib, cfg->prio, cfg->probe_period_us);
+		cfg->snapshot_kib, cfg->sync_every, cfg->prio, cfg->probe_period_us);
 	for (const struct loop_flag *f = cfg->flags; f && f->name; f++)
 		fprintf(out, "  --%-17s%s\n", f->name, f->help);
 	exit(status);
@@ -121,6 +122,7 @@ enum {
 	OPT_FLUSH,
 	OPT_TASK,
 	OPT_SNAPSHOT,
+	OPT_SYNC,
 	OPT_CPU,
 	OPT_PRIO,
 	OPT_PROBE_PERIOD,
@@ -142,6 +144,7 @@ static void defaults(struct loop_cfg *cfg, const char *argv0)
 	cfg->flush_every = 10;
 	cfg->task_every = 20;
 	cfg->snapshot_kib = 4096;
+	cfg->sync_every = 10;
 	cfg->cpu = -1;
 	cfg->probe_cpu = -1;
 	cfg->histogram = NULL;
@@ -160,6 +163,7 @@ static struct option *option_table(const struct loop_cfg *cfg)
 		{"flush-every", required_argument, NULL, OPT_FLUSH},
 		{"task-every", required_argument, NULL, OPT_TASK},
 		{"snapshot-kib", required_argument, NULL, OPT_SNAPSHOT},
+		{"sync-every", required_argument, NULL, OPT_SYNC},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"prio", required_argument, NULL, OPT_PRIO},
 		{"probe-period", required_argument, NULL, OPT_PROBE_PERIOD},
@@ -203,6 +207,9 @@ static void apply(struct loop_cfg *cfg, int c, const char *arg, const struct opt
 		break;
 	case OPT_SNAPSHOT:
 		cfg->snapshot_kib = number(cfg, name, arg, 4, 1u << 20);
+		break;
+	case OPT_SYNC:
+		cfg->sync_every = number(cfg, name, arg, 1, 1000000);
 		break;
 	case OPT_CPU:
 		cfg->cpu = (int)number(cfg, name, arg, 0, CPU_SETSIZE - 1);

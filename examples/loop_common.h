@@ -26,6 +26,7 @@ struct loop_cfg {
 	unsigned flush_every;	       /* --flush-every: fflush of the log every N cycles */
 	unsigned task_every;	       /* --task-every: a periodic task every N cycles, 0 = none */
 	unsigned snapshot_kib;	       /* --snapshot-kib: size of the state snapshot */
+	unsigned sync_every;	       /* --sync-every: fdatasync every N snapshots */
 	int cpu;		       /* --cpu, -1: the second allowed CPU, or the only one */
 	int probe_cpu;		       /* --probe-cpu, -1: the loop's */
 	const char *histogram;	       /* --histogram: the probe's histogram goes there */

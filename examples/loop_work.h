@@ -35,7 +35,8 @@ struct loop_work {
 	FILE *log;   /* one fprintf per cycle */
 	char *state; /* the state the snapshot saves, touched before the loop */
 	size_t state_size;
-	unsigned errors; /* failed calls; the first one is reported */
+	uint64_t snapshots; /* saved so far: every --sync-every'th is made durable */
+	unsigned errors;    /* failed calls; the first one is reported */
 	int first_errno;
 	const char *first_failed;
 	struct loop_task_time time[LOOP_TASKS];
