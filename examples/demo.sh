@@ -23,8 +23,8 @@
 #   examples/demo.sh [--quick] [--legacy] [--load] [--rounds N] [--round-secs S]
 #                    [--png FILE] [--prebuilt BUILD_DIR]
 #
-# Default: 8 rounds of 2 s per configuration, about a minute and a half
-# with start-up; --quick: 4 rounds of 1 s, about 20 s.  --legacy runs
+# Default: 7 rounds of 2 s per configuration, about a minute with the
+# start-ups; --quick: 4 rounds of 1 s, about 20 s.  --legacy runs
 # examples/legacy_loop instead, the program that knows nothing of the
 # library, under `rtoffload --mark rt`.  --load adds a dd writing to disk
 # on the housekeeping CPU.  --prebuilt uses the library and examples
@@ -32,7 +32,7 @@
 # Library options pass through, e.g. RTOFFLOAD_OPTIONS=helper_idle_us=1500.
 set -euo pipefail
 
-rounds=8
+rounds=7
 round_secs=2
 load=0
 legacy=0
