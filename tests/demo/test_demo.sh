@@ -128,8 +128,11 @@ grep -qE '^VERDICT: the other realtime thread on CPU [0-9]+ woke more than 100 u
 	"$tmp/fake-clear.out" || fail "fake-clear: not the clear verdict with 15000/360/300/270"
 grep -qE '^probe: > 100 us late, /min +15000 \(15000-15000\) +360 \(360-360\) +300 \(300-300\) +270 \(270-270\)$' \
 	"$tmp/fake-clear.out" || fail "fake-clear: table row of the late wake-ups"
-grep -qxF '  offloading removed 98% of them; ideal (the work on CPU 0) removes 98%.' \
+grep -qE '^  offloading removed 98% of them, with async logging 98%; ideal \(the work on CPU [0-9]+\) removes 98%\.$' \
 	"$tmp/fake-clear.out" || fail "fake-clear: no line saying what offloading removed"
+FAKE_LATE="plain=500 offloaded=600 async=550 ideal=9" build=$fake check_run fake-worse
+grep -qE '^  offloading did not help here, though ideal \(the work on CPU [0-9]+\) removes 98%' \
+	"$tmp/fake-worse.out" || fail "fake-worse: the verdict hides that offloading did not help"
 FAKE_LATE="plain=500 offloaded=400 async=420 ideal=450" build=$fake check_run fake-noisy
 grep -qE '^VERDICT: too noisy to tell: .* 13500-13500 times a minute \(median 13500 of 2 rounds\), against 15000 plain' \
 	"$tmp/fake-noisy.out" || fail "fake-noisy: not the noisy verdict with ideal 13500, plain 15000"
