@@ -30,6 +30,8 @@
 # on the housekeeping CPU.  --prebuilt uses the library and examples
 # already built in BUILD_DIR (no install, no build: the test uses it).
 # Library options pass through, e.g. RTOFFLOAD_OPTIONS=helper_idle_us=1500.
+# DEMO_PRELOAD_FIRST (tests only) goes first in the offloaded runs'
+# LD_PRELOAD: a sanitizer's runtime, which must come before the library.
 set -euo pipefail
 
 rounds=7
