@@ -475,13 +475,14 @@ plot() {
 		set multiplot layout 2,1 title sprintf("Wake-up latency of a SCHED_FIFO probe on CPU %s (every %s us), %s rounds x %s s per configuration\n%s; %s", cpu, period, rounds, secs, kernel, state)
 		set grid
 		set logscale xy
-		set xrange [1:*]
+		set xrange [1:15000] # the last bin holds 10 ms and over
+		set rmargin 5
 		set key top right
 		set arrow 1 from 100, graph 0 to 100, graph 1 nohead dt 2 lc rgb "#777777"
 		set label 1 "100 us" at 100, graph 0.93 offset 0.5, 0 tc rgb "#555555"
 		set title "Histogram (OSADL style): wake-ups per 1 us of lateness, all rounds together"
 		set yrange [0.8:*]
-		set xlabel "wake-up latency, us (log scale)"
+		set xlabel "wake-up latency, us (log scale; the last bin, 10000, holds all of 10 ms and over)"
 		set ylabel "wake-ups (log scale)"
 		plot for [c in names] d . "/" . c . ".dat" using ($1 + 0.5):(cnt($2)) with steps lw 1.4 lc rgb color(c) title label(c)
 		set title "Wake-ups at least this late, per minute (at 100 us: the verdict's figure, all rounds together)"

@@ -85,11 +85,13 @@ check_run() { # NAME [demo options...]
 
 # The verdict's logic, on figures chosen here: a stand-in rt_loop that
 # prints the report lines of the real one with FAKE_LATE's late counts
-# (per 10000 probe wake-ups), in a build directory of its own.
+# (per 10000 probe wake-ups), in a build directory of its own.  It says
+# nothing on stderr: the demo shows what the programs said.
 fake_build() {
 	local b=$tmp/fake
 	mkdir -p "$b/examples" "$b/libsrc"
-	: >"$b/libsrc/librtoffload.so"
+	# The real library, which the stand-in's shell and tools take well.
+	ln -s "$build/libsrc/librtoffload.so" "$b/libsrc/librtoffload.so"
 	cat >"$b/examples/rt_loop" <<-'FAKE'
 		#!/usr/bin/env bash
 		cfg=plain hist=
@@ -134,6 +136,9 @@ FAKE_LATE="plain=500 offloaded=600 async=550 ideal=9" build=$fake check_run fake
 grep -qE '^  offloading did not help here, though ideal \(the work on CPU [0-9]+\) removes 98%' \
 	"$tmp/fake-worse.out" || fail "fake-worse: the verdict hides that offloading did not help"
 FAKE_LATE="plain=500 offloaded=400 async=420 ideal=450" build=$fake check_run fake-noisy
+for f in fake-clear fake-worse fake-noisy; do
+	! grep -q '^the programs said:' "$tmp/$f.out" || fail "$f: the stand-in said something"
+done
 grep -qE '^VERDICT: too noisy to tell: .* 13500-13500 times a minute \(median 13500 of 2 rounds\), against 15000 plain' \
 	"$tmp/fake-noisy.out" || fail "fake-noisy: not the noisy verdict with ideal 13500, plain 15000"
 
