@@ -393,7 +393,7 @@ verdict() {
 		printf 'VERDICT: PREEMPT_RT kernel: the other realtime thread on CPU %s woke more than 100 us late %.0f times a minute plain, %.0f offloaded, %.0f offloaded + async log, %.0f ideal (median of %d rounds; spread %s): the kernel already preempts these paths, so there is little to gain for that thread; the loop itself still waits for its calls.\n' \
 			"$rt_cpu" "$p" "$o" "$a" "$i" "$rounds" "$spread"
 	else
-		printf 'VERDICT: too noisy to tell: with the loop'"'"'s work off CPU %s (ideal), the other realtime thread there still woke more than 100 us late %.0f-%.0f times a minute (median %.0f of %d rounds), against %.0f plain: something other than the loop holds CPU %s, as much as the loop does.  No table, it would mislead: run the demo on a quieter machine (load average %s at the start), best with CPU %s isolated (isolcpus=%s nohz_full=%s), or with more rounds (--rounds 20).\n' \
+		printf 'VERDICT: too noisy to tell: with the loop'"'"'s work off CPU %s (ideal), the other realtime thread there still woke more than 100 us late %.0f-%.0f times a minute (median %.0f of %d rounds), against %.0f plain: something other than the loop holds CPU %s that often.  No table, it would mislead: run the demo on a quieter machine (load average %s at the start), best with CPU %s isolated (isolcpus=%s nohz_full=%s), or with more rounds (--rounds 20).\n' \
 			"$rt_cpu" "$(fig late ideal 4)" "$(fig late ideal 5)" "$i" "$rounds" "$p" "$rt_cpu" \
 			"$load_before" "$rt_cpu" "$rt_cpu" "$rt_cpu"
 	fi
