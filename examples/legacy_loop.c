@@ -75,10 +75,11 @@ int main(int argc, char **argv)
 	loop_parse_args(&cfg, argc, argv);
 	loop_lock_memory(&rt);
 	l = loop_open(&cfg);
-	loop_probe_start(l, loop_choose_cpu(&cfg));
+	loop_probe_start(l, cfg.probe_cpu >= 0 ? cfg.probe_cpu : loop_choose_cpu(&cfg));
 	pthread_join(start_control(&cfg, &rt, l), NULL);
 	loop_probe_join(l);
 	loop_report(l, &rt, stdout);
+	loop_write_histogram(l);
 	loop_close(l);
 	return 0;
 }

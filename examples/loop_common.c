@@ -2,10 +2,11 @@
 /*
  * The periodic loop of the examples and what surrounds it.  The loop is
  * what a realtime engineer would write first and then regret: it logs
- * every cycle with fprintf, flushes and fsyncs the log every few cycles,
- * and now and then does something heavy (a 1 MiB write + fsync, a 16 MiB
- * populated mmap + munmap).  Every one of these can take milliseconds in
- * the kernel, on the loop's own CPU, unless something moves them away.
+ * every cycle with fprintf and, every few cycles, does one of the things
+ * real control loops do (loop_work.c: save a state snapshot, map and
+ * unmap a buffer, read its config, scan a directory, resolve a name).
+ * Each can hold the loop's own CPU in the kernel for a long time, unless
+ * something moves it away.
  *
  * Beside it, on the same CPU and at a higher SCHED_FIFO priority, runs a
  * probe that only sleeps and measures (cyclictest's method): it stands for
@@ -13,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "loop_common.h"
+#include "loop_work.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NS_PER_US	 1000LL
-#define NS_PER_MS	 1000000LL
-#define NS_PER_SEC	 1000000000LL
-#define HEAVY_WRITE_SIZE (1u << 20)  /* 1 MiB pwrite, then fsync */
-#define HEAVY_WRITE_SPAN 16	     /* ... cycling over a 16 MiB file */
-#define HEAVY_MAP_SIZE	 (16u << 20) /* 16 MiB MAP_POPULATE mmap, then munmap */
-#define STACK_PREFAULT	 (256u << 10)
-#define PROBE_STACK	 (256u << 10)
+#define NS_PER_US      1000LL
+#define NS_PER_MS      1000000LL
+#define NS_PER_SEC     1000000000LL
+#define HIST_MAX_US    10000 /* the histogram's last bin: this many us or more */
+#define STACK_PREFAULT (256u << 10)
+#define PROBE_STACK    (256u << 10)
 
 /* The probe thread; it writes lat[] and n, read after it is joined. */
 struct probe {
@@ -53,13 +53,7 @@ struct probe {
 
 struct loop {
 	const struct loop_cfg *cfg;
-	FILE *log;	  /* one fprintf per cycle */
-	int data_fd;	  /* the heavy writes */
-	char *data;	  /* their 1 MiB buffer, touched before the loop */
-	unsigned heavy_n; /* heavy writes so far: the offset in the file */
-	unsigned errors;  /* failed calls; the first one is reported */
-	int first_errno;
-	const char *first_failed;
+	struct loop_work work_;
 	uint64_t periods;    /* periods in the run */
 	uint64_t missed;     /* periods skipped: a cycle's work ran past them */
 	uint64_t n;	     /* cycles run: samples in wake[] and work[] */
@@ -84,10 +78,11 @@ static void usage(const struct loop_cfg *cfg, int status)
 		"usage: %s [options]\n"
 		"  --duration S       run for S seconds (default %u)\n"
 		"  --period US        loop period in microseconds (default %u)\n"
-		"  --fsync-every N    fflush + fsync the log every N cycles (default %u)\n"
-		"  --heavy-every N    a heavy call every N cycles, alternately a 1 MiB\n"
-		"                     write + fsync and a 16 MiB mmap + munmap; 0: none (default "
-		"%u)\n"
+		"  --flush-every N    fflush the log every N cycles (default %u)\n"
+		"  --task-every N     a periodic task every N cycles, in turn: snapshot,\n"
+		"                     buffers, config, directory, name; 0: none (default %u)\n"
+		"  --snapshot-kib N   size of the state snapshot (default %u)\n"
+		"  --sync-every N     fdatasync every N snapshots (default %u)\n"
 		"  --cpu N            run on CPU N (default: CPU 1 if there are two, else 0)\n"
 		"  --prio N           SCHED_FIFO priority (default %d)\n"
 		"  --probe-period US  period of the probe, a thread on the loop's CPU that\n"
@@ -95,9 +90,11 @@ static void usage(const struct loop_cfg *cfg, int status)
 		"                     (default %u)\n"
 		"  --probe-prio N     the probe's SCHED_FIFO priority (default: --prio + 10,\n"
 		"                     at most 99)\n"
-		"  --dir DIR          where the log and data files go (default .)\n",
-		cfg->prog, cfg->duration_s, cfg->period_us, cfg->fsync_every, cfg->heavy_every,
-		cfg->prio, cfg->probe_period_us);
+		"  --probe-cpu N      the probe's CPU (default: the loop's)\n"
+		"  --histogram FILE   write the probe's latency histogram (1 us bins) to FILE\n"
+		"  --dir DIR          where the loop's files go (default .)\n",
+		cfg->prog, cfg->duration_s, cfg->period_us, cfg->flush_every, cfg->task_every,
+		cfg->snapshot_kib, cfg->sync_every, cfg->prio, cfg->probe_period_us);
 	for (const struct loop_flag *f = cfg->flags; f && f->name; f++)
 		fprintf(out, "  --%-17s%s\n", f->name, f->help);
 	exit(status);
@@ -122,12 +119,16 @@ static unsigned number(const struct loop_cfg *cfg, const char *opt, const char *
 enum {
 	OPT_DURATION = 256,
 	OPT_PERIOD,
-	OPT_FSYNC,
-	OPT_HEAVY,
+	OPT_FLUSH,
+	OPT_TASK,
+	OPT_SNAPSHOT,
+	OPT_SYNC,
 	OPT_CPU,
 	OPT_PRIO,
 	OPT_PROBE_PERIOD,
 	OPT_PROBE_PRIO,
+	OPT_PROBE_CPU,
+	OPT_HISTOGRAM,
 	OPT_DIR,
 	OPT_HELP,
 	OPT_FLAG
@@ -140,9 +141,13 @@ static void defaults(struct loop_cfg *cfg, const char *argv0)
 	cfg->prog = slash ? slash + 1 : argv0;
 	cfg->duration_s = 20;
 	cfg->period_us = 1000;
-	cfg->fsync_every = 10;
-	cfg->heavy_every = 100;
+	cfg->flush_every = 10;
+	cfg->task_every = 20;
+	cfg->snapshot_kib = 4096;
+	cfg->sync_every = 10;
 	cfg->cpu = -1;
+	cfg->probe_cpu = -1;
+	cfg->histogram = NULL;
 	cfg->prio = 80;
 	cfg->probe_period_us = 500;
 	cfg->probe_prio = 0; /* --prio + 10, once --prio is known */
@@ -155,12 +160,16 @@ static struct option *option_table(const struct loop_cfg *cfg)
 	static const struct option fixed[] = {
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"period", required_argument, NULL, OPT_PERIOD},
-		{"fsync-every", required_argument, NULL, OPT_FSYNC},
-		{"heavy-every", required_argument, NULL, OPT_HEAVY},
+		{"flush-every", required_argument, NULL, OPT_FLUSH},
+		{"task-every", required_argument, NULL, OPT_TASK},
+		{"snapshot-kib", required_argument, NULL, OPT_SNAPSHOT},
+		{"sync-every", required_argument, NULL, OPT_SYNC},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"prio", required_argument, NULL, OPT_PRIO},
 		{"probe-period", required_argument, NULL, OPT_PROBE_PERIOD},
 		{"probe-prio", required_argument, NULL, OPT_PROBE_PRIO},
+		{"probe-cpu", required_argument, NULL, OPT_PROBE_CPU},
+		{"histogram", required_argument, NULL, OPT_HISTOGRAM},
 		{"dir", required_argument, NULL, OPT_DIR},
 		{"help", no_argument, NULL, OPT_HELP},
 	};
@@ -190,11 +199,17 @@ static void apply(struct loop_cfg *cfg, int c, const char *arg, const struct opt
 	case OPT_PERIOD:
 		cfg->period_us = number(cfg, name, arg, 50, 1000000);
 		break;
-	case OPT_FSYNC:
-		cfg->fsync_every = number(cfg, name, arg, 1, 1000000);
+	case OPT_FLUSH:
+		cfg->flush_every = number(cfg, name, arg, 1, 1000000);
 		break;
-	case OPT_HEAVY:
-		cfg->heavy_every = number(cfg, name, arg, 0, 1000000);
+	case OPT_TASK:
+		cfg->task_every = number(cfg, name, arg, 0, 1000000);
+		break;
+	case OPT_SNAPSHOT:
+		cfg->snapshot_kib = number(cfg, name, arg, 4, 1u << 20);
+		break;
+	case OPT_SYNC:
+		cfg->sync_every = number(cfg, name, arg, 1, 1000000);
 		break;
 	case OPT_CPU:
 		cfg->cpu = (int)number(cfg, name, arg, 0, CPU_SETSIZE - 1);
@@ -212,6 +227,12 @@ static void apply(struct loop_cfg *cfg, int c, const char *arg, const struct opt
 		break;
 	case OPT_PROBE_PRIO:
 		cfg->probe_prio = (int)number(cfg, name, arg, 1, 99);
+		break;
+	case OPT_PROBE_CPU:
+		cfg->probe_cpu = (int)number(cfg, name, arg, 0, CPU_SETSIZE - 1);
+		break;
+	case OPT_HISTOGRAM:
+		cfg->histogram = arg;
 		break;
 	case OPT_DIR:
 		cfg->dir = arg;
@@ -366,25 +387,6 @@ static void *alloc_touched(const struct loop_cfg *cfg, size_t size)
 	return p;
 }
 
-static void open_files(struct loop *l)
-{
-	char path[PATH_MAX];
-	const struct loop_cfg *cfg = l->cfg;
-
-	snprintf(path, sizeof(path), "%s/%s.log", cfg->dir, cfg->prog);
-	l->log = fopen(path, "w");
-	if (!l->log) {
-		loop_note(cfg, "%s: %s", path, strerror(errno));
-		exit(1);
-	}
-	snprintf(path, sizeof(path), "%s/%s.data", cfg->dir, cfg->prog);
-	l->data_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (l->data_fd < 0) {
-		loop_note(cfg, "%s: %s", path, strerror(errno));
-		exit(1);
-	}
-}
-
 /* Touches a few hundred KiB of stack so the loop never faults on it. */
 static void __attribute__((noinline)) prefault_stack(void)
 {
@@ -404,26 +406,23 @@ struct loop *loop_open(const struct loop_cfg *cfg)
 	l->periods = (uint64_t)cfg->duration_s * 1000000 / cfg->period_us;
 	l->wake = alloc_touched(cfg, l->periods * sizeof(*l->wake));
 	l->work = alloc_touched(cfg, l->periods * sizeof(*l->work));
-	l->data = alloc_touched(cfg, HEAVY_WRITE_SIZE);
 	if (cfg->probe_period_us) {
 		/* The loop's periods, plus a second for its last cycle's work. */
 		l->probe.period = (int64_t)cfg->probe_period_us * NS_PER_US;
 		l->probe.cap = ((uint64_t)cfg->duration_s + 1) * 1000000 / cfg->probe_period_us;
 		l->probe.lat = alloc_touched(cfg, l->probe.cap * sizeof(*l->probe.lat));
 	}
-	open_files(l);
+	loop_work_open(&l->work_, cfg);
 	prefault_stack();
 	return l;
 }
 
 void loop_close(struct loop *l)
 {
-	fclose(l->log);
-	close(l->data_fd);
+	loop_work_close(&l->work_);
 	free(l->wake);
 	free(l->work);
 	free(l->probe.lat);
-	free(l->data);
 	free(l);
 }
 
@@ -450,58 +449,6 @@ static int64_t clock_ns(clockid_t id)
 static int64_t now_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* Counted, not printed: stdio in the loop is what the loop is about. */
-static void failed(struct loop *l, const char *what)
-{
-	if (l->errors++ == 0) {
-		l->first_errno = errno;
-		l->first_failed = what;
-	}
-}
-
-static void heavy_write(struct loop *l)
-{
-	off_t off = (off_t)(l->heavy_n++ % HEAVY_WRITE_SPAN) * HEAVY_WRITE_SIZE;
-
-	if (pwrite(l->data_fd, l->data, HEAVY_WRITE_SIZE, off) != HEAVY_WRITE_SIZE)
-		failed(l, "pwrite");
-	if (fsync(l->data_fd) != 0)
-		failed(l, "fsync");
-}
-
-static void heavy_map(struct loop *l)
-{
-	void *p = mmap(NULL, HEAVY_MAP_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-
-	if (p == MAP_FAILED) {
-		failed(l, "mmap");
-		return;
-	}
-	if (munmap(p, HEAVY_MAP_SIZE) != 0)
-		failed(l, "munmap");
-}
-
-/* What one cycle does besides waking up on time. */
-static void cycle_work(struct loop *l, uint64_t cycle, int64_t wake_ns)
-{
-	const struct loop_cfg *cfg = l->cfg;
-
-	if (fprintf(l->log, "cycle %llu wake %lld ns\n", (unsigned long long)cycle,
-		    (long long)wake_ns) < 0)
-		failed(l, "fprintf");
-	if (cycle % cfg->fsync_every == cfg->fsync_every - 1) {
-		if (fflush(l->log) != 0 || fsync(fileno(l->log)) != 0)
-			failed(l, "fflush/fsync");
-	}
-	if (cfg->heavy_every == 0 || cycle % cfg->heavy_every != cfg->heavy_every - 1)
-		return;
-	if ((cycle / cfg->heavy_every) % 2 == 0)
-		heavy_write(l);
-	else
-		heavy_map(l);
 }
 
 static void sleep_until(int64_t t)
@@ -632,7 +579,7 @@ void loop_run(struct loop *l)
 		int64_t woke = now_ns();
 		l->wake[l->n] = woke - next;
 		__atomic_store_n(&l->in_calls, 1, __ATOMIC_RELAXED);
-		cycle_work(l, l->n, woke - next);
+		loop_work_cycle(&l->work_, l->n, woke - next);
 		__atomic_store_n(&l->in_calls, 0, __ATOMIC_RELAXED);
 		int64_t end = now_ns();
 		l->work[l->n++] = end - woke;
@@ -779,7 +726,41 @@ void loop_report(struct loop *l, const struct loop_rt *rt, FILE *out)
 	report_distribution(out, "cycle work", l->work, l->n);
 	loop_report_line(out, "missed periods:", "%llu", (unsigned long long)l->missed);
 	report_usage(out, l);
-	if (l->errors)
-		loop_report_line(out, "failed calls:", "%u (first: %s: %s)", l->errors,
-				 l->first_failed, strerror(l->first_errno));
+	loop_work_report(&l->work_, out);
+}
+
+/*
+ * OSADL's latency plot: how many wake-ups were late by each whole
+ * microsecond, the last bin holding all of HIST_MAX_US and over.  Empty
+ * bins are left out; examples/demo.sh fills them in for the plot.
+ */
+void loop_write_histogram(const struct loop *l)
+{
+	const char *path = l->cfg->histogram;
+	uint64_t *bins;
+	FILE *f;
+
+	if (!path)
+		return;
+	bins = calloc(HIST_MAX_US + 1, sizeof(*bins));
+	if (!bins)
+		abort();
+	for (uint64_t i = 0; i < l->probe.n; i++) {
+		int64_t us = l->probe.lat[i] / NS_PER_US;
+		bins[us < 0 ? 0 : us > HIST_MAX_US ? HIST_MAX_US : us]++;
+	}
+	f = fopen(path, "we");
+	if (!f) {
+		loop_note(l->cfg, "%s: %s", path, strerror(errno));
+		free(bins);
+		exit(1);
+	}
+	for (int us = 0; us <= HIST_MAX_US; us++)
+		if (bins[us])
+			fprintf(f, "%d %llu\n", us, (unsigned long long)bins[us]);
+	if (fclose(f) != 0) {
+		loop_note(l->cfg, "%s: %s", path, strerror(errno));
+		exit(1);
+	}
+	free(bins);
 }

@@ -23,9 +23,13 @@ struct loop_cfg {
 	const char *prog;
 	unsigned duration_s;	       /* --duration */
 	unsigned period_us;	       /* --period */
-	unsigned fsync_every;	       /* --fsync-every: fflush+fsync of the log every N cycles */
-	unsigned heavy_every;	       /* --heavy-every: a heavy call every N cycles, 0 = none */
+	unsigned flush_every;	       /* --flush-every: fflush of the log every N cycles */
+	unsigned task_every;	       /* --task-every: a periodic task every N cycles, 0 = none */
+	unsigned snapshot_kib;	       /* --snapshot-kib: size of the state snapshot */
+	unsigned sync_every;	       /* --sync-every: fdatasync every N snapshots */
 	int cpu;		       /* --cpu, -1: the second allowed CPU, or the only one */
+	int probe_cpu;		       /* --probe-cpu, -1: the loop's */
+	const char *histogram;	       /* --histogram: the probe's histogram goes there */
 	int prio;		       /* --prio: SCHED_FIFO priority */
 	unsigned probe_period_us;      /* --probe-period: the probe's period, 0 = no probe */
 	int probe_prio;		       /* --probe-prio: its SCHED_FIFO priority */
@@ -78,6 +82,8 @@ void loop_probe_join(struct loop *l);
 void loop_run(struct loop *l);
 /* The latency report, "label: value" lines (examples/demo.sh joins them). */
 void loop_report(struct loop *l, const struct loop_rt *rt, FILE *out);
+/* The probe's wake-up latencies in 1 us bins, "us count" lines, to --histogram. */
+void loop_write_histogram(const struct loop *l);
 void loop_close(struct loop *l);
 
 /* One report line, aligned like loop_report()'s. */

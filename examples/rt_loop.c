@@ -2,8 +2,9 @@
 /*
  * rt_loop: a 1 kHz SCHED_FIFO control loop that uses the librtoffload API.
  *
- * The loop logs every cycle with fprintf, fsyncs the log every few cycles
- * and does something heavy now and then (loop_common.c); a probe thread
+ * The loop logs every cycle with fprintf and, every few cycles, saves a
+ * state snapshot, maps a buffer, reads its config, scans a directory or
+ * resolves a name (loop_work.c); a probe thread
  * on the same CPU, at a higher priority, measures what that costs the
  * CPU's other realtime work.  With --offload the loop marks its thread
  * (the probe's is never marked), so that when the library is loaded
@@ -90,7 +91,9 @@ int main(int argc, char **argv)
 	l = loop_open(&cfg);
 	loop_rt_self(&cfg, &rt);
 	/* A thread of its own: the mark below is the loop thread's alone. */
-	loop_probe_start(l, rt.cpu >= 0 ? rt.cpu : loop_choose_cpu(&cfg));
+	loop_probe_start(l, cfg.probe_cpu >= 0 ? cfg.probe_cpu
+			    : rt.cpu >= 0      ? rt.cpu
+					       : loop_choose_cpu(&cfg));
 	const char *marked = mark(&cfg, offload);
 
 	loop_run(l);
@@ -101,6 +104,7 @@ int main(int argc, char **argv)
 	loop_report_line(stdout, "offloading:", "%s", marked);
 	loop_report(l, &rt, stdout);
 	report_library(stdout);
+	loop_write_histogram(l);
 	loop_close(l);
 	return 0;
 }
