@@ -162,6 +162,8 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 
 	r->err = errno;
 	r->state = RTO_REQ_PENDING;
+	r->t0 = t0;		  /* the helpers learn this thread's rhythm from it (predict.c) */
+	r->key = &rto_self;	  /* initial-exec TLS: an offset from the thread pointer */
 	rto_self.signal_seen = 0; /* only a handler that runs during this call counts */
 	cds_wfcq_node_init(&r->node);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
