@@ -7,8 +7,13 @@
  *   - q->awake counts workers not asleep, busy or idle; it changes only when
  *     a worker falls asleep or wakes, so callers read it without pulling a
  *     line that changes on every request;
- *   - one idle worker at a time polls the queue for helper_idle_us, the
- *     others sleep on q->wake_seq;
+ *   - one idle worker at a time polls the queue, the others sleep on
+ *     q->wake_seq.  helper_wake=idle: it polls helper_idle_us, then sleeps.
+ *     helper_wake=predict: it follows predict.c's plan, napping (a timed
+ *     sleep, callers may wake it) until just before a periodic caller's
+ *     next call and polling around it; no periodic caller: as idle;
+ *   - polling at a realtime priority is capped (pollcap.c) so that the
+ *     kernel's realtime throttling never stops a helper;
  *   - a caller wakes a sleeper when nobody is awake, and again when its
  *     request is still unserved after spin_ns (every awake worker is inside
  *     a long call): a blocking call in one worker does not hold up others.

@@ -18,10 +18,14 @@ static void wake_worker(struct rto_queue *q)
 static void wake_worker_if_all_asleep(struct rto_queue *q)
 {
 	/*
+	 * awake == 0 is the NEED_WAKEUP flag (io_uring SQPOLL): workers that
+	 * poll, including one polling a predicted window (helper.c), count as
+	 * awake, so a periodic caller served in its window makes no syscall.
 	 * cds_wfcq_enqueue() published the request with uatomic_xchg(), a full
-	 * barrier, so this load comes after it.  A worker about to sleep does
-	 * sleepers++, awake--, then re-checks the queue (full barriers too):
-	 * either it sees our request or we see that nobody is awake.
+	 * barrier, so this load comes after it.  A worker about to sleep, timed
+	 * nap or not, does sleepers++, awake--, then re-checks the queue (full
+	 * barriers too): either it sees our request or we see that nobody is
+	 * awake.
 	 */
 	if (CMM_LOAD_SHARED(q->awake) == 0)
 		wake_worker(q);

@@ -44,13 +44,13 @@
 #error "report.c no longer defines RTO_LINE_MAX: update the check below"
 #endif
 
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                        \
-			abort();                                                         \
-		}                                                                        \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", #cond, \
+				__LINE__);                                                       \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* A string field: NUL-terminated inside its array. */
@@ -62,6 +62,7 @@ static void check_success(const struct rto_options *o, const char *err)
 	CHECK(o->workers >= 1 && o->workers <= 64);
 	CHECK(o->verbosity >= 0 && o->verbosity <= 2);
 	CHECK(o->mode == RT_OFFLOAD_MODE_OFFLOAD || o->mode == RT_OFFLOAD_MODE_STRICT);
+	CHECK(o->helper_wake == RTO_WAKE_PREDICT || o->helper_wake == RTO_WAKE_IDLE);
 	CHECK(o->helper_prio_mode == RTO_PRIO_NONE || o->helper_prio_mode == RTO_PRIO_FIXED ||
 	      o->helper_prio_mode == RTO_PRIO_INHERIT);
 	if (o->helper_prio_mode == RTO_PRIO_FIXED)
