@@ -336,9 +336,12 @@ static int wait_predicted(struct rto_queue *q)
 		if (kind == RTO_PLAN_SLEEP)
 			return 0;
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
+			return 1; /* a caller came early (predict.c grows the window) */
+		if (poll_until(q, p.poll_until)) {
+			if (!p.linger)
+				rto_predict_hit(&q->predict);
 			return 1;
-		if (poll_until(q, p.poll_until))
-			return 1;
+		}
 		if (!p.linger) /* the burst may simply be over: not a wrong window */
 			rto_predict_missed(&q->predict);
 	}

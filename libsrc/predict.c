@@ -12,8 +12,8 @@
  * between last start + the shortest gap and last start + the longest.
  *
  * The plan (after the cpuidle-haltpoll governor and io_uring's hybrid
- * poll): sleep until `window + overshoot` before the earliest expected
- * arrival, poll until `window` after the latest, and while a burst is on
+ * poll): sleep until `window + lateness` before the earliest expected
+ * arrival, poll until as long after the latest, and while a burst is on
  * (fewer calls so far than in the burst before) poll RTO_PRED_BURST_NS
  * after each result for the next call.  `overshoot` is how late the
  * kernel ends our timed sleeps (a decaying maximum of what we saw);
@@ -34,7 +34,7 @@
 #define RTO_PRED_FORGET_NS     2000000000ull /* idle this long: not a loop any more */
 #define RTO_PRED_MAX_GAP_NS    1000000000ull /* a longer pause starts the history again */
 #define RTO_PRED_WINDOW_MIN    5000ull	     /* ns */
-#define RTO_PRED_WINDOW_INIT   20000ull	     /* ns */
+#define RTO_PRED_WINDOW_INIT   10000ull	     /* ns */
 #define RTO_PRED_WINDOW_MAX    200000ull     /* haltpoll's guest_halt_poll_ns */
 #define RTO_PRED_OVERSHOOT_0   50000ull	     /* until a timed sleep was measured */
 #define RTO_PRED_OVERSHOOT_MAX 1000000ull
@@ -171,12 +171,13 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			irregular = 1;
 			continue;
 		}
-		uint64_t until = e->last_start + hi + s->window_ns;
+		/* The same margin after the latest expected call: its own wake-up is late too. */
+		uint64_t lead = s->window_ns + s->overshoot_ns + 4 * s->overshoot_dev_ns;
+		uint64_t until = e->last_start + hi + lead;
 		if (now > until) {
 			overdue = 1;
 			continue;
 		}
-		uint64_t lead = s->window_ns + s->overshoot_ns;
 		uint64_t from = e->last_start + lo > lead ? e->last_start + lo - lead : 0;
 		if (from < best) {
 			best = from;
@@ -209,18 +210,35 @@ void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int 
 	s->woke_at = now;
 	if (timed_out && now >= wanted) {
 		/*
-		 * A moving average (1/8) of how late timed sleeps end, each
-		 * sample cut at twice the average: one preemption on a busy
-		 * housekeeping CPU must not make every later sleep much shorter.
-		 * What varies around the average, the window absorbs.
+		 * How late timed sleeps end, as TCP estimates a round trip
+		 * (RFC 6298): a moving average and a moving mean deviation;
+		 * the plan wakes average + 4 deviations + window early.  A
+		 * sample is cut at a generous bound, so that one preemption on
+		 * a busy housekeeping CPU does not make every later sleep short.
 		 */
-		uint64_t late = now - wanted, cut = 2 * s->overshoot_ns + RTO_PRED_WINDOW_MIN;
+		uint64_t late = now - wanted;
+		uint64_t cut = 2 * s->overshoot_ns + 4 * s->overshoot_dev_ns + RTO_PRED_WINDOW_MIN;
 		if (late > cut)
 			late = cut;
+		uint64_t err =
+			late > s->overshoot_ns ? late - s->overshoot_ns : s->overshoot_ns - late;
 		s->overshoot_ns = s->overshoot_ns - s->overshoot_ns / 8 + late / 8;
+		s->overshoot_dev_ns = s->overshoot_dev_ns - s->overshoot_dev_ns / 4 + err / 4;
 		if (s->overshoot_ns > RTO_PRED_OVERSHOOT_MAX)
 			s->overshoot_ns = RTO_PRED_OVERSHOOT_MAX;
+		if (s->overshoot_dev_ns > RTO_PRED_OVERSHOOT_MAX)
+			s->overshoot_dev_ns = RTO_PRED_OVERSHOOT_MAX;
 	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rto_predict_hit(struct rto_predict *s)
+{
+	pthread_mutex_lock(&s->lock);
+	/* Slowly: at equilibrium about one burst in 90 comes while we sleep (ln 2 / (1/64)). */
+	s->window_ns -= s->window_ns / 64;
+	if (s->window_ns < RTO_PRED_WINDOW_MIN)
+		s->window_ns = RTO_PRED_WINDOW_MIN;
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -33,7 +33,8 @@ struct rto_predict {
 	pthread_mutex_t lock;
 	struct rto_pattern p[RTO_PRED_SLOTS];
 	uint64_t window_ns;	       /* adaptive poll window (haltpoll): 0 = not set yet */
-	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a decaying maximum */
+	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a moving average */
+	uint64_t overshoot_dev_ns;     /* ... and its moving mean deviation */
 	uint64_t slept_at;	       /* the predicting helper's last sleep began */
 	uint64_t woke_at;	       /* ... and ended; UINT64_MAX while it sleeps */
 	uint64_t grows, shrinks, naps; /* for the tests and the stats */
@@ -62,6 +63,8 @@ RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_
 RTO_HIDDEN void rto_predict_sleeps(struct rto_predict *s, uint64_t now);
 RTO_HIDDEN void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now,
 				 int timed_out);
+/* A planned window caught its call while polling: a little less margin next time. */
+RTO_HIDDEN void rto_predict_hit(struct rto_predict *s);
 /* A planned window ended with no call: poll less next time. */
 RTO_HIDDEN void rto_predict_missed(struct rto_predict *s);
 
