@@ -7,9 +7,10 @@
  * A periodic loop makes a burst of calls each cycle.  A call that comes
  * within RTO_PRED_BURST_NS of the previous call's result belongs to the
  * same burst; the gaps between the first calls of bursts are the period.
- * With a few gaps in hand, all within a factor of 2 (a loop with up to
- * +-33% jitter), the thread is periodic and its next burst is expected
- * between last start + the shortest gap and last start + the longest.
+ * With a few gaps in hand, all but two within [2/3, 3/2] of their median
+ * (a loop with up to +-20% jitter, a late wake-up now and then), the
+ * thread is periodic and its next burst is expected between last start +
+ * the shortest of those gaps and last start + the longest.
  *
  * The plan (after the cpuidle-haltpoll governor and io_uring's hybrid
  * poll): sleep until `window + lateness` before the earliest expected
@@ -29,9 +30,11 @@
 
 #include <string.h>
 
-#define RTO_PRED_BURST_NS      30000ull	     /* think time within a burst */
-#define RTO_PRED_MIN_GAPS      4	     /* gaps needed before predicting */
-#define RTO_PRED_FORGET_NS     2000000000ull /* idle this long: not a loop any more */
+#define RTO_PRED_BURST_NS 30000ull /* think time within a burst */
+#define RTO_PRED_MIN_GAPS 4
+#define RTO_PRED_OUTLIERS \
+	2 /* gaps of the 8 that may be off the period */ /* gaps needed before predicting */
+#define RTO_PRED_FORGET_NS     2000000000ull		 /* idle this long: not a loop any more */
 #define RTO_PRED_MAX_GAP_NS    1000000000ull /* a longer pause starts the history again */
 #define RTO_PRED_WINDOW_MIN    5000ull	     /* ns */
 #define RTO_PRED_WINDOW_INIT   10000ull	     /* ns */
@@ -75,23 +78,39 @@ static struct rto_pattern *slot(struct rto_predict *s, const void *key)
 	return old;
 }
 
-/* Periodic: enough gaps, the longest at most twice the shortest. */
+/*
+ * Periodic: enough gaps, and all but RTO_PRED_OUTLIERS of them within
+ * [2/3, 3/2] of their median (a loop with up to +-33% jitter, and a wake-up
+ * of the loop's own that came late once: one long gap, then one short).
+ * lo and hi: the shortest and longest of the gaps kept.
+ */
 static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 {
-	unsigned n = e->ngaps < RTO_PRED_GAPS ? e->ngaps : RTO_PRED_GAPS;
-	uint64_t min = UINT64_MAX, max = 0;
+	unsigned n = e->ngaps < RTO_PRED_GAPS ? e->ngaps : RTO_PRED_GAPS, in = 0;
+	uint32_t g[RTO_PRED_GAPS];
 
 	if (n < RTO_PRED_MIN_GAPS)
 		return 0;
+	memcpy(g, e->gap, sizeof(g));
+	for (unsigned i = 1; i < n; i++) /* insertion sort of at most 8 */
+		for (unsigned k = i; k > 0 && g[k - 1] > g[k]; k--) {
+			uint32_t t = g[k];
+			g[k] = g[k - 1];
+			g[k - 1] = t;
+		}
+	uint64_t m = g[n / 2], min = UINT64_MAX, max = 0;
 	for (unsigned i = 0; i < n; i++) {
-		if (e->gap[i] < min)
-			min = e->gap[i];
-		if (e->gap[i] > max)
-			max = e->gap[i];
+		if (3 * (uint64_t)g[i] < 2 * m || 2 * (uint64_t)g[i] > 3 * m)
+			continue;
+		in++;
+		if (g[i] < min)
+			min = g[i];
+		if (g[i] > max)
+			max = g[i];
 	}
 	*lo = min;
 	*hi = max;
-	return max <= 2 * min;
+	return in + RTO_PRED_OUTLIERS >= n;
 }
 
 void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
@@ -126,6 +145,7 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 		}
 		e->calls_prev = e->calls_cur;
 		e->calls_cur = 1;
+		e->prev_start = e->last_start;
 		e->last_start = t0;
 	} else {
 		e->calls_cur++;
@@ -178,7 +198,16 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			overdue = 1;
 			continue;
 		}
-		uint64_t from = e->last_start + lo > lead ? e->last_start + lo - lead : 0;
+		/*
+		 * A last gap longer than the period: the loop woke late, and one
+		 * on an absolute clock comes back to its phase, so the next
+		 * call may come as early as a period after the one it missed.
+		 */
+		uint64_t next = e->last_start + lo;
+		if (e->prev_start && e->last_start - e->prev_start > hi &&
+		    e->prev_start + 2 * lo < next)
+			next = e->prev_start + 2 * lo;
+		uint64_t from = next > lead ? next - lead : 0;
 		if (from < best) {
 			best = from;
 			p->sleep_until = from;

@@ -19,6 +19,7 @@ struct rto_pattern {
 	uint64_t last_t0;	     /* when its last call was made (the caller's clock) */
 	uint64_t last_done;	     /* when a helper published its last call */
 	uint64_t last_start;	     /* t0 of the first call of its last burst */
+	uint64_t prev_start;	     /* ... and of the burst before */
 	uint32_t gap[RTO_PRED_GAPS]; /* ns between burst starts, a ring */
 	unsigned ngaps, pos;
 	unsigned calls_cur;  /* calls in the current burst so far */

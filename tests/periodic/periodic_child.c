@@ -17,6 +17,7 @@
  * call.  Prints key=value words: cycles, calls, bad_writes (a write that
  * did not return 64), clean_run (the longest run of calls with no system
  * call), calls_with_syscall, futex_calls (calls that made a futex call),
+ * wake_calls (calls that made a FUTEX_WAKE: a helper had to be woken),
  * other_nr (a system call number other than futex seen inside a call).
  */
 #ifndef _GNU_SOURCE
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -87,7 +89,7 @@ static int sanitizer_own(long nr)
 #endif
 }
 
-static _Atomic long seen_futex, seen_other, other_nr;
+static _Atomic long seen_futex, seen_wake, seen_other, other_nr;
 
 static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 {
@@ -96,9 +98,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 	greg_t *g = ctx->uc_mcontext.gregs;
 	long nr = si->si_syscall;
 
-	if (nr == SYS_futex)
+	if (nr == SYS_futex) {
 		atomic_fetch_add(&seen_futex, 1);
-	else if (!sanitizer_own(nr)) {
+		if ((g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAKE)
+			atomic_fetch_add(&seen_wake, 1);
+	} else if (!sanitizer_own(nr)) {
 		atomic_fetch_add(&seen_other, 1);
 		atomic_store(&other_nr, nr);
 	}
@@ -152,7 +156,8 @@ static long cycles_max, run_wanted;
 
 struct result {
 	int installed, marked;
-	long cycles, calls, bad_writes, clean_run, with_syscall, futex_calls, other, other_nr;
+	long cycles, calls, bad_writes, clean_run, with_syscall, futex_calls, wake_calls, other,
+		other_nr;
 };
 
 static void *loop(void *arg)
@@ -187,11 +192,13 @@ static void *loop(void *arg)
 		res->cycles++;
 		for (int k = 0; k < CALLS; k++) {
 			long f0 = atomic_load(&seen_futex), o0 = atomic_load(&seen_other);
+			long w0 = atomic_load(&seen_wake);
 			ssize_t n = write(fd, buf, sizeof(buf));
 			long f = atomic_load(&seen_futex) - f0, o = atomic_load(&seen_other) - o0;
 			res->calls++;
 			res->bad_writes += n != (ssize_t)sizeof(buf);
 			res->futex_calls += f > 0;
+			res->wake_calls += atomic_load(&seen_wake) > w0;
 			res->other += o;
 			if (o)
 				res->other_nr = atomic_load(&other_nr);
@@ -220,8 +227,9 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, loop, &res) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	printf("installed=%d marked=%d cycles=%ld calls=%ld bad_writes=%ld clean_run=%ld "
-	       "calls_with_syscall=%ld futex_calls=%ld other_syscalls=%ld other_nr=%ld\n",
+	       "calls_with_syscall=%ld futex_calls=%ld wake_calls=%ld other_syscalls=%ld "
+	       "other_nr=%ld\n",
 	       res.installed, res.marked, res.cycles, res.calls, res.bad_writes, res.clean_run,
-	       res.with_syscall, res.futex_calls, res.other, res.other_nr);
+	       res.with_syscall, res.futex_calls, res.wake_calls, res.other, res.other_nr);
 	return 0;
 }
