@@ -507,14 +507,19 @@ RTO_HIDDEN void rto_offload_async(struct rto_req *req);
  * as few line transfers as the queue allows.
  */
 struct rto_queue {
-	/* Workers' side: dequeue, priority list, dispatch lock. */
+	/*
+	 * Both ends of the queue in one line.  An enqueue into an empty queue
+	 * (a realtime caller's usual case) exchanges the tail and stores
+	 * head.next; the worker polls head.next and dequeues from both: one
+	 * line moves per call, not two.
+	 */
 	struct __cds_wfcq_head head __attribute__((aligned(RTO_CACHELINE)));
-	pthread_mutex_t dispatch; /* one worker at a time dequeues and sorts */
-	int32_t pollers;	  /* idle workers polling (at most one polls) */
-	int32_t busy;		  /* workers inside a call */
-	struct rto_req *pending;  /* dequeued, by priority; under dispatch */
-	/* Callers' side: the tail they exchange. */
-	struct cds_wfcq_tail tail __attribute__((aligned(RTO_CACHELINE)));
+	struct cds_wfcq_tail tail;
+	/* Workers only: never pulled to a caller's CPU. */
+	pthread_mutex_t dispatch __attribute__((aligned(RTO_CACHELINE))); /* one worker dequeues */
+	int32_t pollers;	 /* idle workers polling (at most one polls) */
+	int32_t busy;		 /* workers inside a call */
+	struct rto_req *pending; /* dequeued, by priority; under dispatch */
 	/* Read by every caller; written only when a worker falls asleep or wakes. */
 	int32_t awake __attribute__((aligned(RTO_CACHELINE))); /* workers not asleep */
 	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
