@@ -182,6 +182,8 @@ void rto_offload_async(struct rto_req *r)
 
 	/* Queued again and again (async.c): an enqueuer behind it stored its next atomically. */
 	CMM_STORE_SHARED(r->node.next, NULL);
+	r->key = NULL; /* a notice of the library's, not a thread's rhythm (predict.c) */
+	r->t0 = 0;
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);
 }
