@@ -3,6 +3,7 @@
  * helper_wake=predict (predict.c): when will the next call of a periodic
  * marked thread come, and how long should an idle helper poll around it?
  * Helper side only: every function here locks, none runs on a caller.
+ * Included by rto.h (struct rto_queue holds a struct rto_predict).
  */
 #ifndef RTO_PREDICT_H
 #define RTO_PREDICT_H

@@ -44,13 +44,13 @@
 #error "report.c no longer defines RTO_LINE_MAX: update the check below"
 #endif
 
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", #cond, \
-				__LINE__);                                                       \
-			abort();                                                                 \
-		}                                                                                \
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", \
+				#cond, __LINE__);                                        \
+			abort();                                                         \
+		}                                                                        \
 	} while (0)
 
 /* A string field: NUL-terminated inside its array. */
