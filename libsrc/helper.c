@@ -251,10 +251,9 @@ static int idle_priority(struct rto_queue *q)
 }
 
 /*
- * Poll until deadline.  Poll only head.next: an enqueue into an empty
- * queue ends by storing it, and reading the tail too would pull the
- * callers' line over here on every turn.  The check before sleeping
- * (idle) is the full one.  Each look at the clock charges the realtime
+ * Poll until deadline.  Poll head.next (an enqueue into an empty queue
+ * ends by storing it) and the workers' own pending list; the check before
+ * sleeping (idle) is the full one.  Each look at the clock charges the realtime
  * polling budget (pollcap.c): over it, poll on at SCHED_OTHER.
  */
 static int poll_until(struct rto_queue *q, uint64_t deadline)
