@@ -137,3 +137,43 @@ if (have("scale-helper-cpu.dat")) {
 	set lmargin
 	set rmargin
 }
+
+# ---- periodic loops: helpers' CPU and round trip, per loop and helper configuration ------------
+if (have("periodic.dat")) {
+	set output out . "-periodic.png"
+	set terminal pngcairo size 1150,850 font "sans,10" noenhanced
+	set multiplot layout 2,1 title "Periodic loops: helper_wake=predict against always polling and sleeping at once\n" . machine
+	unset title
+	set style data histograms
+	set style histogram clustered gap 1
+	set style fill solid 0.8 border -1
+	set boxwidth 0.9
+	set key outside right top
+	set lmargin at screen 0.07
+	set rmargin at screen 0.80
+	unset logscale y
+	set yrange [0:105]
+	set ylabel "helpers' CPU, % of one CPU"
+	set xlabel ""
+	set xtics rotate by -20 left
+	plot dat("periodic.dat") using 4:xtic(1) title "defaults (predict)", \
+	     "" using 7 title "always polling", \
+	     "" using 10 title "helper_idle_us=0"
+	set logscale y
+	set yrange [*:*]
+	set ylabel "round trip, us (log)"
+	plot dat("periodic.dat") using 2:xtic(1) title "p50 defaults" lc 1, \
+	     "" using 3 title "p99 defaults" lc 1 fs pattern 4, \
+	     "" using 5 title "p50 polling" lc 2, \
+	     "" using 6 title "p99 polling" lc 2 fs pattern 4, \
+	     "" using 8 title "p50 idle_us=0" lc 3, \
+	     "" using 9 title "p99 idle_us=0" lc 3 fs pattern 4
+	unset multiplot
+	unset logscale y
+	set style data lines
+	set style fill empty
+	set xtics norotate
+	set lmargin
+	set rmargin
+	set terminal pngcairo size 1000,600 font "sans,10" noenhanced
+}

@@ -736,8 +736,9 @@ struct config {
  * it never sleeps; the caller spins (spin_ns, 20 us by default) and the
  * table says how often it slept all the same.  Asleep: not at all.
  */
-#define HOT  "fd_local=none:helper_idle_us=10000000"
-#define COLD "fd_local=none:helper_idle_us=0"
+/* helper_wake=idle: a predicting helper would poll for spaced calls too (issue 15). */
+#define HOT  "fd_local=none:helper_wake=idle:helper_idle_us=10000000"
+#define COLD "fd_local=none:helper_wake=idle:helper_idle_us=0"
 
 static const struct config configs[] = {
 	{"direct", "direct", "", 0, NULL, "direct calls, library not loaded"},

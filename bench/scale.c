@@ -445,7 +445,9 @@ static void run_helper_cpu(void)
 	for (size_t i = 0; i < N_IDLE; i++) {
 		for (size_t s = 0; s < N_SPACING; s++) {
 			snprintf(opts, sizeof(opts),
-				 "rt_cpus=%d:helper_cpus=%d:fd_local=none:helper_idle_us=%d",
+				 /* idle: the helper_idle_us trade-off itself, without prediction */
+				 "rt_cpus=%d:helper_cpus=%d:fd_local=none:helper_wake=idle:"
+				 "helper_idle_us=%d",
 				 h_opt.rt_cpu, h_opt.hk_cpu, idle_us[i]);
 			snprintf(arg, sizeof(arg), "%d", spacings_us[s]);
 			struct h_reply r = h_child_run("helper_cpu", arg, 1, opts, 60);

@@ -7,8 +7,13 @@
  *   - q->awake counts workers not asleep, busy or idle; it changes only when
  *     a worker falls asleep or wakes, so callers read it without pulling a
  *     line that changes on every request;
- *   - one idle worker at a time polls the queue for helper_idle_us, the
- *     others sleep on q->wake_seq;
+ *   - one idle worker at a time polls the queue, the others sleep on
+ *     q->wake_seq.  helper_wake=idle: it polls helper_idle_us, then sleeps.
+ *     helper_wake=predict: it follows predict.c's plan, napping (a timed
+ *     sleep, callers may wake it) until just before a periodic caller's
+ *     next call and polling around it; no periodic caller: as idle;
+ *   - polling at a realtime priority is capped (pollcap.c) so that the
+ *     kernel's realtime throttling never stops a helper;
  *   - a caller wakes a sleeper when nobody is awake, and again when its
  *     request is still unserved after spin_ns (every awake worker is inside
  *     a long call): a blocking call in one worker does not hold up others.
@@ -19,8 +24,6 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
-
-#include "shims_prelude.h" /* rto_fn_dlopen, rto_fn_dlclose */
 
 #include <errno.h>
 #include <locale.h>
@@ -72,7 +75,10 @@ static void drain_queue(struct rto_queue *q)
 		node = __cds_wfcq_dequeue_nonblocking(&q->head, &q->tail);
 		if (!node || node == CDS_WFCQ_WOULDBLOCK)
 			return;
-		pending_insert(q, caa_container_of(node, struct rto_req, node));
+		struct rto_req *r = caa_container_of(node, struct rto_req, node);
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
+			rto_predict_arrival(&q->predict, r->key, r->t0);
+		pending_insert(q, r);
 	}
 }
 
@@ -184,7 +190,9 @@ static void execute(struct rto_req *r)
 
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(r->prio);
-	if (process) { /* children inherit the spawning thread's mask */
+	else if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
+		set_priority(rto_opt.helper_prio); /* polling may have dropped it (pollcap.c) */
+	if (process) {				   /* children inherit the spawning thread's mask */
 		sigemptyset(&caller);
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
 		rto_real_pthread_sigmask(SIG_SETMASK, &caller, &all);
@@ -194,21 +202,27 @@ static void execute(struct rto_req *r)
 
 	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
 	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
+	/* The request's second line only for the calls that need it: it stays on the caller. */
+	int dns = r->fn->flags & RTO_F_RESOLVER;
 	struct __res_state own_res;
-	if (r->res)
-		rto_resolver_take(r->res, &own_res);
+	void *res = dns ? r->res : NULL;
+	if (res)
+		rto_resolver_take(res, &own_res);
 	errno = r->err;
 	r->faulted = rto_signal_run_guarded(r);
 	r->err = errno;
-	if (r->res)
-		rto_resolver_give_back(r->res, &own_res);
+	if (res)
+		rto_resolver_give_back(res, &own_res);
 	if (RTO_UNLIKELY(r->faulted))
 		rto_stream_release_if_mine(r->file);
-	r->h_err = h_errno;
+	if (dns)
+		r->h_err = h_errno;
 	if (RTO_UNLIKELY(r->fn->flags & RTO_F_DLERROR))
 		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
 	uselocale(own);
-	r->signo = take_call_signal(r->err);
+	int signo = take_call_signal(r->err);
+	if (RTO_UNLIKELY(signo))
+		r->signo = signo; /* the caller zeroed it */
 
 	if (r->lent)
 		rto_stream_return(r->stream, r->owner);
@@ -221,42 +235,134 @@ static void execute(struct rto_req *r)
 /* ---- the worker loop ------------------------------------------------------ */
 
 /*
- * Poll only head.next: an enqueue into an empty queue ends by storing it,
- * and reading the tail too would pull the callers' line over here on every
- * turn.  The check before sleeping (idle) is the full one.
+ * The priority an idle worker polls at.  inherit: the ceiling, so that a
+ * realtime caller's wake-up is not starved by whatever runs on the
+ * housekeeping CPU; execute() then drops to the caller's own priority for
+ * the call.  But not while another worker is inside a call (maybe at a
+ * lower caller's priority, on this same CPU): polling above it would
+ * stall that call.
  */
-static int poll_for_work(struct rto_queue *q)
+static int idle_priority(struct rto_queue *q)
 {
-	if (rto_opt.helper_idle_us == 0) /* never poll: sleep at once */
-		return 0;
-	uint64_t deadline = rto_now_ns() + rto_opt.helper_idle_us * 1000;
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		return CMM_LOAD_SHARED(q->busy) == 0 ? CMM_LOAD_SHARED(prio_ceiling) : 0;
+	if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
+		return rto_opt.helper_prio;
+	return 0;
+}
 
+/*
+ * Poll until deadline.  Poll head.next (an enqueue into an empty queue
+ * ends by storing it) and the workers' own pending list; the check before
+ * sleeping (idle) is the full one.  Each look at the clock charges the realtime
+ * polling budget (pollcap.c): over it, poll on at SCHED_OTHER.
+ */
+static int poll_until(struct rto_queue *q, uint64_t deadline)
+{
+	int prio = idle_priority(q);
+	uint64_t now = rto_now_ns(), last = now;
+
+	if (rto_opt.helper_prio_mode != RTO_PRIO_NONE)
+		set_priority(rto_pollcap_allows(&q->predict, now, 0) ? prio : 0);
 	do {
 		for (int i = 0; i < 256; i++) {
 			if (CMM_LOAD_SHARED(q->head.node.next) || CMM_LOAD_SHARED(q->pending))
 				return 1;
 			caa_cpu_relax();
 		}
-	} while (rto_now_ns() < deadline);
+		now = rto_now_ns();
+		if (rto_opt.helper_prio_mode != RTO_PRIO_NONE) {
+			uint64_t rt = rto_helper_prio > 0 ? now - last : 0;
+			set_priority(rto_pollcap_allows(&q->predict, now, rt) ? prio : 0);
+		}
+		last = now;
+	} while (now < deadline);
 	return has_work(q);
+}
+
+/* Today's idle polling (helper_wake=idle, and aperiodic callers under predict). */
+static int poll_for_work(struct rto_queue *q)
+{
+	if (rto_opt.helper_idle_us == 0) /* never poll: sleep at once */
+		return 0;
+	return poll_until(q, rto_now_ns() + rto_opt.helper_idle_us * 1000);
+}
+
+/*
+ * Sleep until `until` or a caller's wake, whichever comes first, with the
+ * same protocol as the untimed sleep in idle(): sleepers++ and awake--
+ * (full barriers) before the last look at the queue.  awake == 0 is the
+ * callers' NEED_WAKEUP flag (transport.c): while this nap lasts, a caller
+ * that comes early wakes us.  Returns has_work().
+ */
+static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
+{
+	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
+	int timed_out = 0;
+
+	/* Wake at the idle priority, even if the poll before dropped to SCHED_OTHER. */
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		set_priority(idle_priority(q));
+	rto_predict_sleeps(&q->predict, now);
+	uatomic_add_return(&q->sleepers, 1);
+	uatomic_add_return(&q->awake, -1);
+	if (!has_work(q)) {
+		rto_futex_wait_ns(&q->wake_seq, seq, (long)(until - now));
+		timed_out = CMM_LOAD_SHARED(q->wake_seq) == seq;
+	}
+	uatomic_add_return(&q->awake, 1);
+	uatomic_add_return(&q->sleepers, -1);
+	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out);
+	return has_work(q);
+}
+
+#define RTO_NAP_MIN_NS 20000 /* a shorter sleep costs more than the polling it saves */
+
+/*
+ * helper_wake=predict, for the polling worker: follow predict.c's plans.
+ * 1: work came.  0: sleep until a caller wakes us (every periodic caller
+ * is overdue).  -1: no periodic caller, today's polling.  Bounded: a few
+ * plans, then idle() sleeps as usual.
+ */
+static int wait_predicted(struct rto_queue *q)
+{
+	struct rto_plan p;
+
+	for (int turn = 0; turn < 8; turn++) {
+		uint64_t now = rto_now_ns();
+		int kind = rto_predict_plan(&q->predict, now, &p);
+		if (kind == RTO_PLAN_NONE)
+			return -1;
+		if (kind == RTO_PLAN_SLEEP)
+			return 0;
+		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
+			return 1; /* a caller came early (predict.c grows the window) */
+		if (poll_until(q, p.poll_until)) {
+			if (!p.linger)
+				rto_predict_hit(&q->predict);
+			return 1;
+		}
+		if (!p.linger) /* the burst may simply be over: not a wrong window */
+			rto_predict_missed(&q->predict);
+	}
+	return 0;
 }
 
 static void idle(struct rto_queue *q)
 {
-	/*
-	 * inherit: wait at the ceiling, so that a realtime caller's wake-up is
-	 * not starved by whatever runs on the housekeeping CPU; execute() then
-	 * drops to the caller's own priority for the call.  But not while
-	 * another worker is inside a call (maybe at a lower caller's priority,
-	 * on this same CPU): polling above it would stall that call.
-	 */
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		set_priority(CMM_LOAD_SHARED(q->busy) == 0 ? CMM_LOAD_SHARED(prio_ceiling) : 0);
+		set_priority(idle_priority(q));
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
-	int polls = uatomic_add_return(&q->pollers, 1) == 1 && poll_for_work(q);
+	int polls = 0;
+	if (uatomic_add_return(&q->pollers, 1) == 1) {
+		int got = rto_opt.helper_wake == RTO_WAKE_PREDICT ? wait_predicted(q) : -1;
+		polls = got < 0 ? poll_for_work(q) : got;
+	}
 	uatomic_add_return(&q->pollers, -1);
 	if (polls)
 		return;
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		set_priority(idle_priority(q)); /* the poll may have dropped to SCHED_OTHER */
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
 	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
 	uatomic_add_return(&q->awake, -1);
@@ -299,7 +405,9 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 		rto_helper_prio = 0;
 	} else {
 		err = rto_real_pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-		if (err)
+		if (!err)
+			rto_helper_prio = sp.sched_priority;
+		else
 			rto_say(1, "helper: SCHED_FIFO %d refused: %s", sp.sched_priority,
 				strerror(err));
 	}
@@ -324,9 +432,12 @@ static void *worker_main(void *arg)
 			idle(q);
 			continue;
 		}
+		const void *key = r->key; /* r is the caller's again once published */
 		uatomic_add(&q->busy, 1);
 		execute(r);
 		uatomic_add(&q->busy, -1);
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
+			rto_predict_done(&q->predict, key, rto_now_ns());
 	}
 	return NULL;
 }
@@ -365,6 +476,7 @@ static int start_workers(struct rto_queue *q)
 	if (n > RTO_WORKERS_MAX)
 		n = RTO_WORKERS_MAX;
 	choose_cpus(&cpus);
+	rto_pollcap_init();
 	worker_cpus = cpus; /* read by the workers, which start after this */
 	__cds_wfcq_init(&q->head, &q->tail);
 	/*

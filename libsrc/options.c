@@ -224,6 +224,12 @@ static const struct word async_full_words[] = {
 	{NULL, 0},
 };
 
+static const struct word helper_wake_words[] = {
+	{"predict", RTO_WAKE_PREDICT},
+	{"idle", RTO_WAKE_IDLE},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -344,6 +350,7 @@ static const struct key keys[] = {
 	WORDS(mode, modes, "offload or strict"),
 	NUMBER(spin_ns, 0, UINT64_C(10000000000), "a whole number from 0 to 10000000000"),
 	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000"),
+	WORDS(helper_wake, helper_wake_words, "predict or idle"),
 	NUMBER(stats, 0, 1, "0 or 1"),
 	PATH(stats_file),
 	PATH(policy_file),
@@ -380,6 +387,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->mode = RT_OFFLOAD_MODE_OFFLOAD;
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
+	o->helper_wake = RTO_WAKE_PREDICT;
 	o->report_max = 100;
 	o->async_ring_kb = 256;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;

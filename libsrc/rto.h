@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <limits.h>
@@ -48,6 +49,8 @@
 #define RTO_EXIT_CONFIG 78 /* EX_CONFIG: the program does not run */
 
 enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
+/* helper_wake=: how an idle helper waits for the next call (helper.c, predict.c). */
+enum rto_wake { RTO_WAKE_IDLE, RTO_WAKE_PREDICT };
 
 struct rto_options {
 	cpu_set_t rt_cpus; /* rt_cpus=LIST */
@@ -60,6 +63,7 @@ struct rto_options {
 	int mode;		 /* mode=offload|strict: RT_OFFLOAD_MODE_* */
 	uint64_t spin_ns;	 /* spin_ns=N */
 	uint64_t helper_idle_us; /* helper_idle_us=N */
+	int helper_wake;	 /* helper_wake=predict|idle: enum rto_wake */
 	unsigned mark;		 /* mark=: RTO_MARK_* bits */
 	char mark_name[64];	 /* mark=name:GLOB */
 	int stats;		 /* stats=0|1 */
@@ -491,22 +495,24 @@ struct rto_req {
 	struct rto_fn *fn;
 	void *args;
 	void *locale;	       /* the caller's uselocale(): printf's %f, strerror, ... */
+	uint64_t t0;	       /* when the caller made the call (predict.c learns from it) */
+	const void *key;       /* the caller's identity for predict.c (&rto_self), or NULL */
 	uint32_t state;	       /* futex word, enum rto_req_state */
 	int err;	       /* errno: the caller's in, the call's out */
-	int prio;	       /* caller's realtime priority, for ordering and inherit */
 	int worker;	       /* tid of the worker running it, for interrupting it */
-	int h_err;	       /* h_errno: the DNS calls' other errno, thread-local too */
-	int signo;	       /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	unsigned char prio;    /* caller's realtime priority (0-99), for ordering and inherit */
 	unsigned char faulted; /* the call faulted in the worker: the caller runs it again */
 	unsigned char route;   /* the caller's route before the call, restored if cancelled */
 	unsigned char lent;    /* stream below is set */
-	/* Second line. */
+	/* Second line: the worker writes it only when the call needs it. */
 	FILE *stream __attribute__((aligned(RTO_CACHELINE))); /* stdio lock lent, or NULL */
 	void *owner;	  /* the caller's lock owner identity, for the handoff */
 	FILE *file;	  /* the stream a stdio call works on, lent or not */
 	uint64_t sigmask; /* caller's signal mask, for process-class calls */
 	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
 	void *res;	  /* DNS calls: the caller's resolver state (resolver.c), or NULL */
+	int h_err;	  /* h_errno of a DNS call: its other errno, thread-local too */
+	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
 } __attribute__((aligned(RTO_CACHELINE)));
 
 /* resolver.c: the caller's resolver state (_res) moves to the worker for a DNS call. */
@@ -520,6 +526,8 @@ RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
 /* Enqueue and wake a worker if all sleep; nobody waits for req. */
 RTO_HIDDEN void rto_offload_async(struct rto_req *req);
 
+#include "predict.h" /* helper_wake=predict: what the helpers learnt */
+
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
 
 /*
@@ -527,14 +535,19 @@ RTO_HIDDEN void rto_offload_async(struct rto_req *req);
  * as few line transfers as the queue allows.
  */
 struct rto_queue {
-	/* Workers' side: dequeue, priority list, dispatch lock. */
+	/*
+	 * Both ends of the queue in one line.  An enqueue into an empty queue
+	 * (a realtime caller's usual case) exchanges the tail and stores
+	 * head.next; the worker polls head.next and dequeues from both: one
+	 * line moves per call, not two.
+	 */
 	struct __cds_wfcq_head head __attribute__((aligned(RTO_CACHELINE)));
-	pthread_mutex_t dispatch; /* one worker at a time dequeues and sorts */
-	int32_t pollers;	  /* idle workers polling (at most one polls) */
-	int32_t busy;		  /* workers inside a call */
-	struct rto_req *pending;  /* dequeued, by priority; under dispatch */
-	/* Callers' side: the tail they exchange. */
-	struct cds_wfcq_tail tail __attribute__((aligned(RTO_CACHELINE)));
+	struct cds_wfcq_tail tail;
+	/* Workers only: never pulled to a caller's CPU. */
+	pthread_mutex_t dispatch __attribute__((aligned(RTO_CACHELINE))); /* one worker dequeues */
+	int32_t pollers;	 /* idle workers polling (at most one polls) */
+	int32_t busy;		 /* workers inside a call */
+	struct rto_req *pending; /* dequeued, by priority; under dispatch */
 	/* Read by every caller; written only when a worker falls asleep or wakes. */
 	int32_t awake __attribute__((aligned(RTO_CACHELINE))); /* workers not asleep */
 	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
@@ -542,10 +555,15 @@ struct rto_queue {
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
 	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
+	/* Helpers only (predict.c, pollcap.c). */
+	struct rto_predict predict __attribute__((aligned(RTO_CACHELINE)));
 };
 
 /* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */
 RTO_HIDDEN extern struct rto_queue *rto_q;
+
+_Static_assert(offsetof(struct rto_req, stream) == RTO_CACHELINE,
+	       "what every call moves fits the request's first cache line");
 
 /* helper.c: start the workers (idempotent).  0, or -1 with errno. */
 RTO_HIDDEN int rto_helpers_start(void);

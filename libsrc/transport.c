@@ -19,10 +19,14 @@ static void wake_worker(struct rto_queue *q)
 static void wake_worker_if_all_asleep(struct rto_queue *q)
 {
 	/*
+	 * awake == 0 is the NEED_WAKEUP flag (io_uring SQPOLL): workers that
+	 * poll, including one polling a predicted window (helper.c), count as
+	 * awake, so a periodic caller served in its window makes no syscall.
 	 * cds_wfcq_enqueue() published the request with uatomic_xchg(), a full
-	 * barrier, so this load comes after it.  A worker about to sleep does
-	 * sleepers++, awake--, then re-checks the queue (full barriers too):
-	 * either it sees our request or we see that nobody is awake.
+	 * barrier, so this load comes after it.  A worker about to sleep, timed
+	 * nap or not, does sleepers++, awake--, then re-checks the queue (full
+	 * barriers too): either it sees our request or we see that nobody is
+	 * awake.
 	 */
 	if (CMM_LOAD_SHARED(q->awake) == 0)
 		wake_worker(q);
@@ -162,6 +166,8 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 
 	r->err = errno;
 	r->state = RTO_REQ_PENDING;
+	r->t0 = t0;		  /* the helpers learn this thread's rhythm from it (predict.c) */
+	r->key = &rto_self;	  /* initial-exec TLS: an offset from the thread pointer */
 	rto_self.signal_seen = 0; /* only a handler that runs during this call counts */
 	cds_wfcq_node_init(&r->node);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
@@ -176,6 +182,8 @@ void rto_offload_async(struct rto_req *r)
 
 	/* Queued again and again (async.c): an enqueuer behind it stored its next atomically. */
 	CMM_STORE_SHARED(r->node.next, NULL);
+	r->key = NULL; /* a notice of the library's, not a thread's rhythm (predict.c) */
+	r->t0 = 0;
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);
 }

@@ -66,6 +66,8 @@ static const struct bad bad_options[] = {
 	{"helper_priority=high", "helper_priority"},
 	{"stats=2", "stats"},
 	{"verbosity=9", "verbosity"},
+	{"helper_wake=poll", "helper_wake"}, /* issue 15: predict or idle only */
+	{"helper_wake=", "helper_wake"},
 };
 
 #define NBAD  (sizeof(bad_options) / sizeof(bad_options[0]))
@@ -137,6 +139,8 @@ static const char *const good_options[] = {
 	"stats=0:verbosity=0",
 	"verbosity=2",
 	"workers=1:workers=2", /* a repeated key: the last wins */
+	"helper_wake=predict",
+	"helper_wake=idle:helper_idle_us=0",
 };
 
 _Static_assert(NBAD <= 64 && NGOOD <= 64, "more options than indices");

@@ -574,6 +574,14 @@ static void print_kernel(const struct facts *f)
 		    f->rt_runtime, f->rt_period);
 	else
 		row("RT throttling", "unknown");
+	/* The library's answer to it (libsrc/pollcap.c), whatever helper_wake= says. */
+	if (f->rt_runtime >= 0 && f->rt_period > 0)
+		row("helper polling",
+		    "at SCHED_FIFO for at most %ld us of every %ld us, then at SCHED_OTHER: "
+		    "never throttled",
+		    f->rt_runtime / 20, f->rt_period / 10);
+	else if (f->rt_runtime == -1)
+		row("helper polling", "at SCHED_FIFO without a cap (no throttling to avoid)");
 	row("clocksource", "%s (%s)", f->clock,
 	    f->clock_vdso ? "clock_gettime() stays in user space, vDSO"
 			  : "clock_gettime() is a system call");

@@ -235,7 +235,7 @@ expect "check: 0" 0 "$status"
 for title in CPUs Kernel Limits Library Recommendations; do
 	expect "check prints '$title'" 1 "$(grep -c "^$title\$" "$tmp/out")"
 done
-for row in model isolated nohz_full "helper CPUs" preemption "RT throttling" clocksource \
+for row in model isolated nohz_full "helper CPUs" preemption "RT throttling" "helper polling" clocksource \
 	timer_migration RLIMIT_RTPRIO RLIMIT_MEMLOCK SCHED_FIFO; do
 	expect "check reports $row" 1 "$(grep -c "^  $row  *[^ ]" "$tmp/out")"
 done

@@ -62,6 +62,7 @@ static void check_success(const struct rto_options *o, const char *err)
 	CHECK(o->workers >= 1 && o->workers <= 64);
 	CHECK(o->verbosity >= 0 && o->verbosity <= 2);
 	CHECK(o->mode == RT_OFFLOAD_MODE_OFFLOAD || o->mode == RT_OFFLOAD_MODE_STRICT);
+	CHECK(o->helper_wake == RTO_WAKE_PREDICT || o->helper_wake == RTO_WAKE_IDLE);
 	CHECK(o->helper_prio_mode == RTO_PRIO_NONE || o->helper_prio_mode == RTO_PRIO_FIXED ||
 	      o->helper_prio_mode == RTO_PRIO_INHERIT);
 	if (o->helper_prio_mode == RTO_PRIO_FIXED)

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-periodic: a periodic realtime loop's offloaded calls (issue 15).
+ *
+ * A SCHED_FIFO 80 thread on the realtime CPU, marked, wakes on an absolute
+ * clock and makes 1 or 3 offloaded 64-byte writes to /dev/null
+ * (fd_local=none) per cycle: 1 kHz, 10 kHz, and 1 kHz with the period
+ * drawn in +-20% each cycle.  Three helper configurations, one after the
+ * other for each loop (the same run, the same moment's machine):
+ *   defaults     helper_wake=predict
+ *   polling      helper_wake=idle:helper_idle_us=10000000 (never sleeps)
+ *   idle_us=0    helper_wake=idle:helper_idle_us=0 (sleeps at once)
+ * Reported per call: p50, p99, p99.9, max; and the helpers' CPU time
+ * (the "rtoffload/N" threads) over the measured cycles, in % of one CPU.
+ *
+ * Then one long always-polling run (30 s; 8 s with --quick): its maximum
+ * shows whether a polling helper was throttled by sched_rt_runtime_us
+ * (a stall of up to 50 ms; the helpers' polling budget avoids it).
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rtoffload.h"
+
+static const struct loop {
+	const char *name;
+	unsigned period_us, calls, jitter_pct;
+} loops[] = {
+	{"1kHz-1call", 1000, 1, 0},	  {"1kHz-3calls", 1000, 3, 0},
+	{"10kHz-1call", 100, 1, 0},	  {"10kHz-3calls", 100, 3, 0},
+	{"1kHz+-20%-1call", 1000, 1, 20}, {"1kHz+-20%-3calls", 1000, 3, 20},
+};
+
+static const struct column {
+	const char *name, *options;
+} columns[] = {
+	{"defaults", "fd_local=none"},
+	{"polling", "fd_local=none:helper_wake=idle:helper_idle_us=10000000"},
+	{"idle_us=0", "fd_local=none:helper_wake=idle:helper_idle_us=0"},
+};
+
+#define NLOOPS	 (sizeof(loops) / sizeof(loops[0]))
+#define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/* xorshift64: the jitter needs no quality, only no system call. */
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES" */
+static int child_loop(void)
+{
+	unsigned period_us = 1000, calls = 1, jitter = 0;
+	unsigned long cycles = 1000;
+	char buf[64] = {0};
+	struct h_samples s;
+	int nthreads;
+
+	if (sscanf(h_opt.arg, "%u,%u,%u,%lu", &period_us, &calls, &jitter, &cycles) != 4)
+		return 2;
+	unsigned long warm = cycles / 10 > 200 ? cycles / 10 : 200; /* the helpers learn */
+	h_samples_init(&s, cycles * calls);
+	h_lock_memory();
+	h_pin(h_opt.rt_cpu);
+	h_fifo(80);
+	int fd = open("/dev/null", O_WRONLY);
+	if (fd < 0 || !RT_OFFLOAD_AVAILABLE() || rt_offload_mark_thread() != 0) {
+		fprintf(stderr, "bench-periodic: cannot mark a thread (library not loaded?)\n");
+		return 1;
+	}
+	struct timespec next;
+	uint64_t cpu0 = 0, t0 = 0;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (unsigned long i = 0; i < warm + cycles; i++) {
+		long ns = (long)period_us * 1000;
+		if (jitter)
+			ns += (long)(rnd() % (2 * (uint64_t)ns * jitter / 100 + 1)) -
+			      ns * (long)jitter / 100;
+		next.tv_nsec += ns;
+		while (next.tv_nsec >= 1000000000L)
+			next.tv_nsec -= 1000000000L, next.tv_sec++;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (i == warm) {
+			cpu0 = h_threads_cpu_ns("rtoffload", &nthreads);
+			t0 = h_now_ns();
+		}
+		for (unsigned k = 0; k < calls; k++) {
+			uint64_t a = h_ticks();
+			if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+				return 1;
+			if (i >= warm)
+				h_sample(&s, h_ticks() - a);
+		}
+	}
+	uint64_t elapsed = h_now_ns() - t0;
+	uint64_t cpu1 = h_threads_cpu_ns("rtoffload", &nthreads);
+	rt_offload_unmark_thread();
+	h_samples_to_ns(&s);
+	h_send_samples("rtt", s.v, s.n);
+	h_send_value("helper_cpu_pct", 100.0 * (double)(cpu1 - cpu0) / (double)elapsed);
+	h_send_value("fifo_refused", h_fifo_refused);
+	return 0;
+}
+
+struct cell {
+	struct h_summary s;
+	double cpu;
+	int ok;
+};
+
+static struct cell run_cell(const struct loop *l, const struct column *c, unsigned long cycles,
+			    int timeout_s)
+{
+	struct cell out = {.ok = 0};
+	char arg[64];
+
+	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu", l->period_us, l->calls, l->jitter_pct, cycles);
+	struct h_reply r = h_child_run("loop", arg, 1, c->options, timeout_s);
+	const struct h_item *it = h_reply_get(&r, "rtt");
+	if (r.status == 0 && it && it->n) {
+		h_summarize(it->v, it->n, &out.s);
+		out.cpu = h_reply_value(&r, "helper_cpu_pct", -1);
+		out.ok = 1;
+	}
+	h_reply_free(&r);
+	return out;
+}
+
+static void print_cell(const char *loop, const char *col, const struct cell *c)
+{
+	char a[16], b[16], d[16], e[16];
+
+	if (!c->ok) {
+		printf("%-18s %-10s (failed)\n", loop, col);
+		return;
+	}
+	printf("%-18s %-10s %9s %9s %9s %9s %7.1f%%\n", loop, col, h_fmt_ns(a, c->s.p50),
+	       h_fmt_ns(b, c->s.p99), h_fmt_ns(d, c->s.p999), h_fmt_ns(e, c->s.max), c->cpu);
+}
+
+static void json_cell(struct h_json *j, const char *key, const struct cell *c, const char *options)
+{
+	hj_obj(j, key);
+	hj_str(j, "options", options);
+	if (c->ok) {
+		hj_summary(j, "rtt_ns", &c->s);
+		hj_num(j, "helper_cpu_pct", c->cpu);
+	} else {
+		hj_null(j, "rtt_ns");
+	}
+	hj_end(j);
+}
+
+int main(int argc, char **argv)
+{
+	static struct cell cells[NLOOPS][NCOLUMNS];
+	struct h_json j;
+	char a[16], b[16], c16[16], d[16];
+
+	h_init(argc, argv);
+	if (h_opt.child)
+		return child_loop();
+	if (!h_opt.lib) {
+		printf("bench-periodic: needs the library (--lib)\n");
+		return 0;
+	}
+	int json = h_opt.out && hj_open(&j, h_opt.out) == 0;
+	printf("\n== periodic loops: one offloaded 64-byte write per call (fd_local=none), "
+	       "SCHED_FIFO 80 on CPU %d\n",
+	       h_opt.rt_cpu);
+	printf("%-18s %-10s %9s %9s %9s %9s %8s\n", "loop", "helpers", "p50", "p99", "p99.9", "max",
+	       "hk CPU");
+	for (size_t i = 0; i < NLOOPS; i++) {
+		/* About 3 s per cell at 1 kHz, 2 s at 10 kHz, by default. */
+		unsigned long cycles = h_scaled(loops[i].period_us >= 1000 ? 3000 : 20000, 500);
+		for (size_t k = 0; k < NCOLUMNS; k++) {
+			cells[i][k] = run_cell(&loops[i], &columns[k], cycles, 120);
+			print_cell(loops[i].name, columns[k].name, &cells[i][k]);
+		}
+	}
+
+	/* The long always-polling run: does a throttling stall show in its maximum? */
+	static const struct loop one_khz = {"1kHz-1call", 1000, 1, 0};
+	unsigned long long_cycles = strcmp(h_opt.mode, "quick") == 0 ? 8000 : 30000;
+	struct cell poll_long = run_cell(&one_khz, &columns[1], long_cycles, 120);
+	printf("\n== %lu s always polling (helper_wake=idle:helper_idle_us=10000000), 1 kHz: a "
+	       "throttled helper would show a ~50 ms max\n",
+	       long_cycles / 1000);
+	print_cell("1kHz-1call", "polling", &poll_long);
+
+	FILE *dat = h_data_file("periodic.dat");
+	if (dat) {
+		fprintf(dat, "# loop; per column (defaults, polling, idle_us=0): p50 us, p99 us, "
+			     "helpers' CPU %%\n");
+		for (size_t i = 0; i < NLOOPS; i++) {
+			fprintf(dat, "%s", loops[i].name);
+			for (size_t k = 0; k < NCOLUMNS; k++)
+				fprintf(dat, " %.3f %.3f %.2f", cells[i][k].s.p50 / 1e3,
+					cells[i][k].s.p99 / 1e3, cells[i][k].cpu);
+			fprintf(dat, "\n");
+		}
+		fclose(dat);
+	}
+	FILE *md = h_data_file("periodic.md");
+	if (md) {
+		fprintf(md, "| periodic loop (one 64-byte write per call) | helpers | p50 | p99 | "
+			    "p99.9 | max | helpers' CPU |\n|---|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < NLOOPS; i++)
+			for (size_t k = 0; k < NCOLUMNS; k++) {
+				struct cell *x = &cells[i][k];
+				if (!x->ok)
+					continue;
+				fprintf(md, "| %s | %s | %s | %s | %s | %s | %.1f%% |\n",
+					loops[i].name, columns[k].name, h_fmt_pretty(a, x->s.p50),
+					h_fmt_pretty(b, x->s.p99), h_fmt_pretty(c16, x->s.p999),
+					h_fmt_pretty(d, x->s.max), x->cpu);
+			}
+		if (poll_long.ok)
+			fprintf(md,
+				"\n%lu s always polling at 1 kHz: max %s (a throttled helper "
+				"stalls "
+				"its callers for up to 50 ms).\n",
+				long_cycles / 1000, h_fmt_pretty(a, poll_long.s.max));
+		fclose(md);
+	}
+	if (json) {
+		hj_arr(&j, "loops", 0);
+		for (size_t i = 0; i < NLOOPS; i++) {
+			hj_obj(&j, NULL);
+			hj_str(&j, "name", loops[i].name);
+			hj_u64(&j, "period_us", loops[i].period_us);
+			hj_u64(&j, "calls_per_cycle", loops[i].calls);
+			hj_u64(&j, "jitter_pct", loops[i].jitter_pct);
+			for (size_t k = 0; k < NCOLUMNS; k++)
+				json_cell(&j, columns[k].name, &cells[i][k], columns[k].options);
+			hj_end(&j);
+		}
+		hj_end(&j);
+		hj_u64(&j, "long_polling_s", long_cycles / 1000);
+		json_cell(&j, "long_polling", &poll_long, columns[1].options);
+		hj_close(&j);
+	}
+	return 0;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * helper_wake=predict: learn each marked thread's call pattern from the
+ * requests the helpers take, and tell the polling helper when to sleep
+ * and when to poll.  Helper side only (never a caller's path): it locks.
+ *
+ * A periodic loop makes a burst of calls each cycle.  A call that comes
+ * within RTO_PRED_BURST_NS of the previous call's result belongs to the
+ * same burst; the gaps between the first calls of bursts are the period.
+ * With a few gaps in hand, all but two within [2/3, 3/2] of their median
+ * (a loop with up to +-20% jitter, a late wake-up now and then), the
+ * thread is periodic and its next burst is expected between last start +
+ * the shortest of those gaps and last start + the longest.
+ *
+ * The plan (after the cpuidle-haltpoll governor and io_uring's hybrid
+ * poll): sleep until `window + lateness` before the earliest expected
+ * arrival, poll until as long after the latest, and while a burst is on
+ * (fewer calls so far than in the burst before) poll RTO_PRED_BURST_NS
+ * after each result for the next call.  `overshoot` is how late the
+ * kernel ends our timed sleeps (a decaying maximum of what we saw);
+ * `window` adapts: doubled when a burst started while the helper slept
+ * (it woke too late: that call paid a FUTEX_WAKE and a wake-up), halved
+ * when a planned window ended empty.
+ *
+ * Anything else gets today's behaviour (helper.c polls helper_idle_us):
+ * a thread without a regular pattern yet, or any recently active thread
+ * whose gaps are irregular.
+ */
+#include "rto.h"
+
+#include <string.h>
+
+#define RTO_PRED_BURST_NS 30000ull /* think time within a burst */
+#define RTO_PRED_MIN_GAPS 4
+#define RTO_PRED_OUTLIERS \
+	2 /* gaps of the 8 that may be off the period */ /* gaps needed before predicting */
+#define RTO_PRED_FORGET_NS     2000000000ull		 /* idle this long: not a loop any more */
+#define RTO_PRED_MAX_GAP_NS    1000000000ull /* a longer pause starts the history again */
+#define RTO_PRED_WINDOW_MIN    5000ull	     /* ns */
+#define RTO_PRED_WINDOW_INIT   10000ull	     /* ns */
+#define RTO_PRED_WINDOW_MAX    200000ull     /* haltpoll's guest_halt_poll_ns */
+#define RTO_PRED_OVERSHOOT_0   50000ull	     /* until a timed sleep was measured */
+#define RTO_PRED_OVERSHOOT_MAX 1000000ull
+
+static void defaults(struct rto_predict *s)
+{
+	if (!s->window_ns) {
+		s->window_ns = RTO_PRED_WINDOW_INIT;
+		s->overshoot_ns = RTO_PRED_OVERSHOOT_0;
+	}
+}
+
+static struct rto_pattern *find(struct rto_predict *s, const void *key)
+{
+	for (int i = 0; i < RTO_PRED_SLOTS; i++)
+		if (s->p[i].key == key)
+			return &s->p[i];
+	return NULL;
+}
+
+/* key's slot, or a free one, or the least recently used one, cleared. */
+static struct rto_pattern *slot(struct rto_predict *s, const void *key)
+{
+	struct rto_pattern *e = find(s, key), *old = &s->p[0];
+
+	if (e)
+		return e;
+	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
+		if (!s->p[i].key) {
+			old = &s->p[i];
+			break;
+		}
+		if (s->p[i].last_t0 < old->last_t0)
+			old = &s->p[i];
+	}
+	memset(old, 0, sizeof(*old));
+	old->key = key;
+	return old;
+}
+
+/*
+ * Periodic: enough gaps, and all but RTO_PRED_OUTLIERS of them within
+ * [2/3, 3/2] of their median (a loop with up to +-33% jitter, and a wake-up
+ * of the loop's own that came late once: one long gap, then one short).
+ * lo and hi: the shortest and longest of the gaps kept.
+ */
+static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
+{
+	unsigned n = e->ngaps < RTO_PRED_GAPS ? e->ngaps : RTO_PRED_GAPS, in = 0;
+	uint32_t g[RTO_PRED_GAPS];
+
+	if (n < RTO_PRED_MIN_GAPS)
+		return 0;
+	memcpy(g, e->gap, sizeof(g));
+	for (unsigned i = 1; i < n; i++) /* insertion sort of at most 8 */
+		for (unsigned k = i; k > 0 && g[k - 1] > g[k]; k--) {
+			uint32_t t = g[k];
+			g[k] = g[k - 1];
+			g[k - 1] = t;
+		}
+	uint64_t m = g[n / 2], min = UINT64_MAX, max = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (3 * (uint64_t)g[i] < 2 * m || 2 * (uint64_t)g[i] > 3 * m)
+			continue;
+		in++;
+		if (g[i] < min)
+			min = g[i];
+		if (g[i] > max)
+			max = g[i];
+	}
+	*lo = min;
+	*hi = max;
+	return in + RTO_PRED_OUTLIERS >= n;
+}
+
+void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
+{
+	if (!key || !t0) /* the library's own notices: not a thread's pattern */
+		return;
+	pthread_mutex_lock(&s->lock);
+	defaults(s);
+	struct rto_pattern *e = slot(s, key);
+	/*
+	 * The think time since the previous result.  A result not recorded
+	 * yet (its helper publishes, then records) means the caller came back
+	 * at once: the same burst.
+	 */
+	int first = e->last_t0 == 0;
+	int done = e->last_done >= e->last_t0;
+	if (first || (done && t0 > e->last_done + RTO_PRED_BURST_NS)) {
+		uint64_t lo, hi;
+		/* It came while the polling helper slept: the window opened too late. */
+		if (!first && periodic(e, &lo, &hi) && t0 >= s->slept_at && t0 < s->woke_at) {
+			s->window_ns *= 2;
+			if (s->window_ns > RTO_PRED_WINDOW_MAX)
+				s->window_ns = RTO_PRED_WINDOW_MAX;
+			s->grows++;
+		}
+		if (!first && t0 - e->last_start < RTO_PRED_MAX_GAP_NS && t0 > e->last_start) {
+			e->gap[e->pos] = (uint32_t)(t0 - e->last_start);
+			e->pos = (e->pos + 1) % RTO_PRED_GAPS;
+			e->ngaps++;
+		} else {
+			e->ngaps = e->pos = 0;
+		}
+		e->calls_prev = e->calls_cur;
+		e->calls_cur = 1;
+		e->prev_start = e->last_start;
+		e->last_start = t0;
+	} else {
+		e->calls_cur++;
+	}
+	if (t0 > e->last_t0)
+		e->last_t0 = t0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now)
+{
+	if (!key)
+		return;
+	pthread_mutex_lock(&s->lock);
+	struct rto_pattern *e = find(s, key);
+	if (e)
+		e->last_done = now;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
+{
+	int kind = RTO_PLAN_NONE, overdue = 0, irregular = 0;
+	uint64_t best = UINT64_MAX;
+
+	pthread_mutex_lock(&s->lock);
+	defaults(s);
+	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
+		struct rto_pattern *e = &s->p[i];
+		if (!e->key || now > e->last_t0 + RTO_PRED_FORGET_NS)
+			continue;
+		/* A burst still going on: its next call is due right after the last result. */
+		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_PRED_BURST_NS &&
+		    (e->calls_prev == 0 || e->calls_cur < e->calls_prev)) {
+			p->sleep_until = 0;
+			p->poll_until = e->last_done + RTO_PRED_BURST_NS;
+			p->linger = 1;
+			pthread_mutex_unlock(&s->lock);
+			return RTO_PLAN_POLL;
+		}
+		uint64_t lo, hi;
+		if (!periodic(e, &lo, &hi)) {
+			irregular = 1;
+			continue;
+		}
+		/* The same margin after the latest expected call: its own wake-up is late too. */
+		uint64_t lead = s->window_ns + s->overshoot_ns + 4 * s->overshoot_dev_ns;
+		uint64_t until = e->last_start + hi + lead;
+		if (now > until) {
+			overdue = 1;
+			continue;
+		}
+		/*
+		 * A last gap longer than the period: the loop woke late, and one
+		 * on an absolute clock comes back to its phase, so the next
+		 * call may come as early as a period after the one it missed.
+		 */
+		uint64_t next = e->last_start + lo;
+		if (e->prev_start && e->last_start - e->prev_start > hi &&
+		    e->prev_start + 2 * lo < next)
+			next = e->prev_start + 2 * lo;
+		uint64_t from = next > lead ? next - lead : 0;
+		if (from < best) {
+			best = from;
+			p->sleep_until = from;
+			p->poll_until = until;
+			p->linger = 0;
+			kind = RTO_PLAN_POLL;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (irregular)
+		return RTO_PLAN_NONE;
+	if (kind == RTO_PLAN_NONE && overdue)
+		return RTO_PLAN_SLEEP;
+	return kind;
+}
+
+void rto_predict_sleeps(struct rto_predict *s, uint64_t now)
+{
+	pthread_mutex_lock(&s->lock);
+	s->slept_at = now;
+	s->woke_at = UINT64_MAX;
+	s->naps++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out)
+{
+	pthread_mutex_lock(&s->lock);
+	s->woke_at = now;
+	if (timed_out && now >= wanted) {
+		/*
+		 * How late timed sleeps end, as TCP estimates a round trip
+		 * (RFC 6298): a moving average and a moving mean deviation;
+		 * the plan wakes average + 4 deviations + window early.  A
+		 * sample is cut at a generous bound, so that one preemption on
+		 * a busy housekeeping CPU does not make every later sleep short.
+		 */
+		uint64_t late = now - wanted;
+		uint64_t cut = 2 * s->overshoot_ns + 4 * s->overshoot_dev_ns + RTO_PRED_WINDOW_MIN;
+		if (late > cut)
+			late = cut;
+		uint64_t err =
+			late > s->overshoot_ns ? late - s->overshoot_ns : s->overshoot_ns - late;
+		s->overshoot_ns = s->overshoot_ns - s->overshoot_ns / 8 + late / 8;
+		s->overshoot_dev_ns = s->overshoot_dev_ns - s->overshoot_dev_ns / 4 + err / 4;
+		if (s->overshoot_ns > RTO_PRED_OVERSHOOT_MAX)
+			s->overshoot_ns = RTO_PRED_OVERSHOOT_MAX;
+		if (s->overshoot_dev_ns > RTO_PRED_OVERSHOOT_MAX)
+			s->overshoot_dev_ns = RTO_PRED_OVERSHOOT_MAX;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rto_predict_hit(struct rto_predict *s)
+{
+	pthread_mutex_lock(&s->lock);
+	/* Slowly: at equilibrium about one burst in 90 comes while we sleep (ln 2 / (1/64)). */
+	s->window_ns -= s->window_ns / 64;
+	if (s->window_ns < RTO_PRED_WINDOW_MIN)
+		s->window_ns = RTO_PRED_WINDOW_MIN;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rto_predict_missed(struct rto_predict *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->window_ns /= 2;
+	if (s->window_ns < RTO_PRED_WINDOW_MIN)
+		s->window_ns = RTO_PRED_WINDOW_MIN;
+	s->shrinks++;
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * helper_wake=predict (predict.c): when will the next call of a periodic
+ * marked thread come, and how long should an idle helper poll around it?
+ * Helper side only: every function here locks, none runs on a caller.
+ * Included by rto.h (struct rto_queue holds a struct rto_predict).
+ */
+#ifndef RTO_PREDICT_H
+#define RTO_PREDICT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define RTO_PRED_SLOTS 8 /* marked threads followed at once; the least recent goes */
+#define RTO_PRED_GAPS  8 /* burst-to-burst gaps kept per thread */
+
+/* One marked thread's call pattern, keyed by the address of its TLS state. */
+struct rto_pattern {
+	const void *key;
+	uint64_t last_t0;	     /* when its last call was made (the caller's clock) */
+	uint64_t last_done;	     /* when a helper published its last call */
+	uint64_t last_start;	     /* t0 of the first call of its last burst */
+	uint64_t prev_start;	     /* ... and of the burst before */
+	uint32_t gap[RTO_PRED_GAPS]; /* ns between burst starts, a ring */
+	unsigned ngaps, pos;
+	unsigned calls_cur;  /* calls in the current burst so far */
+	unsigned calls_prev; /* calls in the burst before */
+};
+
+/*
+ * Lives in struct rto_queue, on its MADV_WIPEONFORK page: a forked child
+ * starts with zeros, an unlocked mutex and nothing learnt.
+ */
+struct rto_predict {
+	pthread_mutex_t lock;
+	struct rto_pattern p[RTO_PRED_SLOTS];
+	uint64_t window_ns;	       /* adaptive poll window (haltpoll): 0 = not set yet */
+	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a moving average */
+	uint64_t overshoot_dev_ns;     /* ... and its moving mean deviation */
+	uint64_t slept_at;	       /* the predicting helper's last sleep began */
+	uint64_t woke_at;	       /* ... and ended; UINT64_MAX while it sleeps */
+	uint64_t grows, shrinks, naps; /* for the tests and the stats */
+	/* pollcap.c: realtime polling budget, touched by the one poller only. */
+	uint64_t cap_slice_at, cap_used_ns;
+};
+
+enum rto_plan_kind {
+	RTO_PLAN_NONE,	/* no periodic caller (or an aperiodic one): today's helper_idle_us */
+	RTO_PLAN_POLL,	/* sleep until sleep_until (if later than now), then poll to poll_until */
+	RTO_PLAN_SLEEP, /* every periodic caller is overdue: sleep until a caller wakes us */
+};
+
+struct rto_plan {
+	uint64_t sleep_until, poll_until;
+	int linger; /* polling for the next call of a burst, not a predicted window */
+};
+
+/* A request of key, made at t0, was taken from the queue (under the dispatch lock). */
+RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0);
+/* A helper published key's call at now. */
+RTO_HIDDEN void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now);
+/* What the polling helper should do now. */
+RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
+/* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */
+RTO_HIDDEN void rto_predict_sleeps(struct rto_predict *s, uint64_t now);
+RTO_HIDDEN void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now,
+				 int timed_out);
+/* A planned window caught its call while polling: a little less margin next time. */
+RTO_HIDDEN void rto_predict_hit(struct rto_predict *s);
+/* A planned window ended with no call: poll less next time. */
+RTO_HIDDEN void rto_predict_missed(struct rto_predict *s);
+
+/* pollcap.c: may the poller go on polling at a realtime priority? */
+RTO_HIDDEN void rto_pollcap_init(void);
+RTO_HIDDEN int rto_pollcap_allows(struct rto_predict *s, uint64_t now, uint64_t rt_ns);
+
+#endif

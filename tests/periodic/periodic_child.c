@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A periodic realtime loop under a system call witness, for
+ * test_periodic_wake.c (which runs it with the options it checks).
+ *
+ * The loop thread (pinned to CPU 1 when there is one, SCHED_FIFO when
+ * allowed, marked) installs a seccomp filter on itself that traps every
+ * system call but the ones made from one instruction of this program.  The
+ * SIGSYS handler records the number and makes the call from that
+ * instruction, so the thread runs as usual (its sleeps, its exit) while
+ * the record shows, from the kernel's side, every system call it made.
+ * Then it wakes every PERIOD on an absolute clock and makes CALLS
+ * offloaded 64-byte writes to /dev/null (fd_local=none) per cycle.
+ *
+ * Usage: periodic_child CYCLES RUN
+ * Stops after CYCLES cycles, or once RUN calls in a row made no system
+ * call.  Prints key=value words: cycles, calls, bad_writes (a write that
+ * did not return 64), clean_run (the longest run of calls with no system
+ * call), calls_with_syscall, futex_calls (calls that made a futex call),
+ * wake_calls (calls that made a FUTEX_WAKE: a helper had to be woken),
+ * other_nr (a system call number other than futex seen inside a call).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "raw_seccomp.h"
+#include "rtoffload.h"
+
+#define PERIOD_NS 1000000 /* 1 kHz */
+#define CALLS	  1
+
+#if defined(__x86_64__)
+/* The one instruction the filter lets through: syscall6(nr, a..f). */
+__asm__(".pushsection .text\n"
+	".globl periodic_syscall6\n"
+	".hidden periodic_syscall6\n"
+	".type periodic_syscall6,@function\n"
+	"periodic_syscall6:\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov %rcx, %rdx\n"
+	"	mov %r8, %r10\n"
+	"	mov %r9, %r8\n"
+	"	mov 8(%rsp), %r9\n"
+	"	syscall\n"
+	".globl periodic_syscall6_after\n"
+	".hidden periodic_syscall6_after\n"
+	"periodic_syscall6_after:\n"
+	"	ret\n"
+	".size periodic_syscall6, .-periodic_syscall6\n"
+	".popsection\n");
+long periodic_syscall6(long nr, long a, long b, long c, long d, long e, long f);
+extern const char periodic_syscall6_after[];
+
+/*
+ * The sanitizer runtimes map memory on the thread that needs it (see
+ * tests/test_witness.c); those are theirs, not the library's.
+ */
+static int sanitizer_own(long nr)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_madvise || nr == SYS_mprotect;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
+static _Atomic long seen_futex, seen_wake, seen_other, other_nr;
+
+static void on_sigsys(int sig, siginfo_t *si, void *vctx)
+{
+	(void)sig;
+	ucontext_t *ctx = vctx;
+	greg_t *g = ctx->uc_mcontext.gregs;
+	long nr = si->si_syscall;
+
+	if (nr == SYS_futex) {
+		atomic_fetch_add(&seen_futex, 1);
+		if ((g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAKE)
+			atomic_fetch_add(&seen_wake, 1);
+	} else if (!sanitizer_own(nr)) {
+		atomic_fetch_add(&seen_other, 1);
+		atomic_store(&other_nr, nr);
+	}
+	g[REG_RAX] = periodic_syscall6(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+				       g[REG_R8], g[REG_R9]);
+}
+
+static int install_witness(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)periodic_syscall6_after;
+	uint32_t lo = (uint32_t)ip, hi = (uint32_t)(ip >> 32);
+	/* seccomp_data.instruction_pointer: after the syscall instruction (or at it). */
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 6, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo - 2, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(insn) / sizeof(insn[0]), .filter = insn};
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
+
+	/*
+	 * libc's own sigaction, not the library's: its trampoline would note
+	 * our SIGSYS as a signal that interrupted the offloaded call, and the
+	 * caller would then ask the kernel for its flags (signals.c), a system
+	 * call caused by the witness itself.
+	 */
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *) =
+		libc ? (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
+			       libc, "sigaction")
+		     : NULL;
+
+	sigemptyset(&sa.sa_mask);
+	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	/* Raw: a filter installed through libc makes the library run our calls here. */
+	return (int)raw_seccomp_filter(&prog);
+}
+#endif
+
+static long cycles_max, run_wanted;
+
+struct result {
+	int installed, marked;
+	long cycles, calls, bad_writes, clean_run, with_syscall, futex_calls, wake_calls, other,
+		other_nr;
+};
+
+static void *loop(void *arg)
+{
+	struct result *res = arg;
+	struct sched_param sp = {.sched_priority = 50};
+	cpu_set_t one;
+	char buf[64] = {0};
+
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* when allowed */
+	res->marked = rt_offload_mark_thread() == 0;
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+#if defined(__x86_64__)
+	res->installed = install_witness() == 0;
+#endif
+	if (!res->installed || !res->marked || fd < 0)
+		return NULL;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	long run = 0;
+	while (res->cycles < cycles_max && res->clean_run < run_wanted) {
+		t.tv_nsec += PERIOD_NS;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_nsec -= 1000000000;
+			t.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+		res->cycles++;
+		for (int k = 0; k < CALLS; k++) {
+			long f0 = atomic_load(&seen_futex), o0 = atomic_load(&seen_other);
+			long w0 = atomic_load(&seen_wake);
+			ssize_t n = write(fd, buf, sizeof(buf));
+			long f = atomic_load(&seen_futex) - f0, o = atomic_load(&seen_other) - o0;
+			res->calls++;
+			res->bad_writes += n != (ssize_t)sizeof(buf);
+			res->futex_calls += f > 0;
+			res->wake_calls += atomic_load(&seen_wake) > w0;
+			res->other += o;
+			if (o)
+				res->other_nr = atomic_load(&other_nr);
+			if (f || o) {
+				res->with_syscall++;
+				run = 0;
+			} else if (++run > res->clean_run) {
+				res->clean_run = run;
+			}
+		}
+	}
+	rt_offload_unmark_thread();
+	close(fd);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct result res = {0};
+	pthread_t t;
+
+	if (argc != 3)
+		return 2;
+	cycles_max = atol(argv[1]);
+	run_wanted = atol(argv[2]);
+	if (pthread_create(&t, NULL, loop, &res) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	printf("installed=%d marked=%d cycles=%ld calls=%ld bad_writes=%ld clean_run=%ld "
+	       "calls_with_syscall=%ld futex_calls=%ld wake_calls=%ld other_syscalls=%ld "
+	       "other_nr=%ld\n",
+	       res.installed, res.marked, res.cycles, res.calls, res.bad_writes, res.clean_run,
+	       res.with_syscall, res.futex_calls, res.wake_calls, res.other, res.other_nr);
+	return 0;
+}
