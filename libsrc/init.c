@@ -25,8 +25,8 @@ void rto_init_once(void)
 	rto_fork_init();
 	rto_stream_selftest();
 	rto_thread_init();
-	rto_async_init(); /* async_path= */
-	rto_fd_init();	  /* classify descriptors where they are born? (strict, async_path) */
+	rto_async_init();  /* async_path= */
+	rto_fd_init();	   /* classify descriptors where they are born? (strict, async_path) */
 	rto_malloc_init(); /* malloc=pool: the pools' address range, before mlockall */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");

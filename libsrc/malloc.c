@@ -361,15 +361,17 @@ RTO_EXPORT void malloc_stats(void)
 	if (!rto_pool_on())
 		return;
 	rto_pool_totals(&pools, &total, &used, &high);
-	rto_say(0, "malloc=pool: %zu pools, system bytes = %zu, in use bytes = %zu, high-water bytes = %zu",
+	rto_say(0,
+		"malloc=pool: %zu pools, system bytes = %zu, in use bytes = %zu, high-water bytes "
+		"= %zu",
 		pools, total, used, high);
 }
 
 /* ---- load --------------------------------------------------------------------------- */
 
 /* Our own malloc, not the one our GOT entry binds to (which may be a sanitizer's). */
-extern void *rto_own_malloc(size_t)
-	__attribute__((alias("malloc"), visibility("hidden"), malloc, alloc_size(1), leaf, nothrow));
+extern void *rto_own_malloc(size_t) __attribute__((alias("malloc"), visibility("hidden"), malloc,
+						   alloc_size(1), leaf, nothrow));
 
 static int under_valgrind(void)
 {

@@ -377,7 +377,10 @@ static const struct key keys[] = {
 		    ASYNC_PATHS_MAX) ", "
 				     "1023 bytes in all)"),
 	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
-	{.name = "malloc", .parse = parse_word, .off = OFF(malloc_mode), .words = malloc_words,
+	{.name = "malloc",
+	 .parse = parse_word,
+	 .off = OFF(malloc_mode),
+	 .words = malloc_words,
 	 .accepts = "glibc or pool"},
 	NUMBER(pool_kb, 64, 1048576, "a whole number of KiB from 64 to 1048576"),
 	WORDS(pool_full, pool_full_words, "fallback, fail or abort"),

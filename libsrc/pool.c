@@ -127,7 +127,8 @@ static struct rto_pool *claim(void)
 	for (unsigned i = 0; i < POOL_SLOTS; i++) {
 		if (uatomic_read(&slots[i]) == SLOT_ORPHANED &&
 		    uatomic_cmpxchg(&slots[i], SLOT_ORPHANED, SLOT_OWNED) == SLOT_ORPHANED) {
-			struct rto_pool *pool = slot_pool(i); /* the cmpxchg: the last owner's writes */
+			struct rto_pool *pool =
+				slot_pool(i); /* the cmpxchg: the last owner's writes */
 			take_back(pool, SIZE_MAX);
 			return pool;
 		}
@@ -139,7 +140,8 @@ static struct rto_pool *claim(void)
 		struct rto_pool *pool = map_slot(i);
 		uatomic_set(&slots[i], pool ? SLOT_OWNED : SLOT_UNUSED);
 		if (!pool)
-			rto_say(1, "malloc=pool: cannot map a pool: this thread uses the next malloc");
+			rto_say(1,
+				"malloc=pool: cannot map a pool: this thread uses the next malloc");
 		return pool;
 	}
 	rto_say(1, "malloc=pool: all %d pools are taken: this thread uses the next malloc",

@@ -11,13 +11,13 @@
 
 #include <string.h>
 
-#define BLOCK_FREE	 ((size_t)1)
-#define BLOCK_PREV_FREE	 ((size_t)2)
-#define BLOCK_FLAGS	 (BLOCK_FREE | BLOCK_PREV_FREE)
-#define HDR		 ((size_t)16)
-#define MIN_PAYLOAD	 ((size_t)16) /* the two free-list links */
-#define SMALL		 ((size_t)1 << RTO_TLSF_FL_SHIFT)
-#define MAX_REQUEST	 (((size_t)1 << (RTO_TLSF_FL_MAX - 1)) - 1)
+#define BLOCK_FREE	((size_t)1)
+#define BLOCK_PREV_FREE ((size_t)2)
+#define BLOCK_FLAGS	(BLOCK_FREE | BLOCK_PREV_FREE)
+#define HDR		((size_t)16)
+#define MIN_PAYLOAD	((size_t)16) /* the two free-list links */
+#define SMALL		((size_t)1 << RTO_TLSF_FL_SHIFT)
+#define MAX_REQUEST	(((size_t)1 << (RTO_TLSF_FL_MAX - 1)) - 1)
 
 struct rto_tlsf_block {
 	struct rto_tlsf_block *prev_phys; /* valid when BLOCK_PREV_FREE */
