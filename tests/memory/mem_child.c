@@ -449,6 +449,58 @@ static int info(void)
 	return 0;
 }
 
+/* ---- recipe: malloc=glibc, mlock=1, prefault_heap_kb= --------------------------------- */
+
+#define RECIPE_BLOCKS 1024 /* 4 MiB in 4 KiB blocks, the first time, right after the mark */
+
+static void *recipe_thread(void *arg)
+{
+	struct steady *s = arg;
+	static char *b[RECIPE_BLOCKS];
+	struct rusage r0, r1;
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+
+	sigaction(SIGSYS, &sa, NULL);
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	/* The control (no recipe) runs unfiltered: glibc cannot grow an arena without syscalls. */
+	s->filter_rc = s->ops ? witness() : 0;
+	getrusage(RUSAGE_THREAD, &r0);
+	long t0 = atomic_load(&traps);
+	for (int i = 0; i < RECIPE_BLOCKS; i++) {
+		b[i] = malloc(4096);
+		if (!b[i])
+			s->bad++;
+		else
+			memset(b[i], i, 4096);
+	}
+	for (int i = 0; i < RECIPE_BLOCKS; i++)
+		free(b[i]);
+	s->traps = atomic_load(&traps) - t0;
+	getrusage(RUSAGE_THREAD, &r1);
+	s->minflt = r1.ru_minflt - r0.ru_minflt;
+	s->majflt = r1.ru_majflt - r0.ru_majflt;
+	atomic_store(&s->done, 1);
+	for (;;)
+		__builtin_ia32_pause();
+}
+
+static int recipe(int filtered)
+{
+	static struct steady s;
+	pthread_t t;
+
+	s.ops = filtered;
+	if (pthread_create(&t, NULL, recipe_thread, &s))
+		return 90;
+	while (!atomic_load(&s.done))
+		usleep(1000);
+	printf("filter_rc=%ld bad=%ld traps=%ld minflt=%ld majflt=%ld\n", s.filter_rc, s.bad,
+	       s.traps, s.minflt, s.majflt);
+	fflush(stdout);
+	_exit(0);
+}
+
 /* ---- preinit: allocations before any constructor, the library's included ------------ */
 
 static long preinit_ok = -1;
@@ -492,5 +544,9 @@ int main(int argc, char **argv)
 		return exits();
 	if (!strcmp(argv[1], "info"))
 		return info();
+	if (!strcmp(argv[1], "recipe"))
+		return recipe(1);
+	if (!strcmp(argv[1], "recipe_control"))
+		return recipe(0);
 	return 2;
 }

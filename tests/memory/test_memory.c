@@ -170,6 +170,25 @@ Test(memory, cxx_new_and_delete_use_the_pool)
 	assert_exit0(&pr);
 	cr_expect_eq(kv(pr.out, "bad_alloc", -1), 0, "%s", pr.out);
 }
+/*
+ * malloc=glibc, mlock=1: the recipe runs in the marked thread at its mark,
+ * so its first 4 MiB of 4 KiB blocks find its own arena grown and locked.
+ * The control, without the recipe (and without the filter: glibc needs
+ * its system calls to grow an arena), takes faults: the test can fail.
+ */
+Test(memory, glibc_recipe_warms_the_marked_threads_arena)
+{
+	run(MEM_CHILD, "recipe", "malloc=glibc:mlock=1:prefault_heap_kb=8192", &pr);
+	assert_exit0(&pr);
+	cr_assert_eq(kv(pr.out, "filter_rc", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "system calls after the recipe: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "minflt", -1), 0, "faults after the recipe: %s", pr.out);
+	run(MEM_CHILD, "recipe_control", "malloc=glibc", &pr);
+	assert_exit0(&pr);
+	cr_expect_gt(kv(pr.out, "minflt", -1), 0,
+		     "the control took no fault: the test proves nothing: %s", pr.out);
+}
 #else
 Test(memory, a_sanitizer_allocator_wins)
 {
