@@ -415,6 +415,43 @@ static int exits(void)
 	return 0;
 }
 
+/* ---- remote: marked from another thread (mark=name:rtpool) ------------------------- */
+
+static atomic_int renamed;
+static uintptr_t remote_block;
+
+static void *named_later(void *arg)
+{
+	long *r = arg;
+
+	while (!atomic_load(&renamed)) /* the main thread names it: marked from outside */
+		usleep(1000);
+	r[0] = rt_offload_thread_is_marked();
+	errno = 0;
+	void *big = malloc(1 << 20); /* more than the 64 KiB pool: NULL with pool_full=fail */
+	r[1] = big == NULL && errno == ENOMEM;
+	free(big);
+	char *p = malloc(64);
+	remote_block = (uintptr_t)p;
+	free(p);
+	return NULL; /* exits: the pool it was given is orphaned */
+}
+
+static int remote(void)
+{
+	long r[2] = {0};
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, named_later, r))
+		return 90;
+	pthread_setname_np(t, "rtpool");
+	atomic_store(&renamed, 1);
+	pthread_join(t, NULL);
+	run_thread(adopter, NULL);
+	printf("marked=%ld pool_used=%ld adopted=%d\n", r[0], r[1], adopted_block == remote_block);
+	return 0;
+}
+
 /* ---- info: mallinfo2, malloc_trim, malloc_stats ----------------------------------- */
 
 static void *info_thread(void *arg)
@@ -544,6 +581,8 @@ int main(int argc, char **argv)
 		return exits();
 	if (!strcmp(argv[1], "info"))
 		return info();
+	if (!strcmp(argv[1], "remote"))
+		return remote();
 	if (!strcmp(argv[1], "recipe"))
 		return recipe(1);
 	if (!strcmp(argv[1], "recipe_control"))

@@ -142,6 +142,17 @@ Test(memory, pool_outlives_its_thread)
 	cr_expect_eq(kv(pr.out, "adopted", -1), 1, "the next thread did not adopt it: %s", pr.out);
 }
 
+/* mark=name: another thread marks it: the pool is claimed there, its exit still frees it. */
+Test(memory, thread_marked_from_outside_gets_a_pool)
+{
+	run(MEM_CHILD, "remote", "malloc=pool:pool_kb=64:pool_full=fail:mark=name:rtpool", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "marked", -1), 1, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "pool_used", -1), 1, "its malloc did not meet its pool: %s",
+		     pr.out);
+	cr_expect_eq(kv(pr.out, "adopted", -1), 1, "its pool was not orphaned at exit: %s", pr.out);
+}
+
 Test(memory, mallinfo2_trim_and_stats_see_the_pool)
 {
 	run(MEM_CHILD, "info", "malloc=pool:pool_kb=1024", &pr);
