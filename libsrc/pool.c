@@ -186,8 +186,8 @@ void *rto_pool_alloc(struct rto_pool *pool, size_t align, size_t size)
 	void *p;
 
 	if (RTO_UNLIKELY(!rto_self.pool_keyed)) { /* marked from another thread: key it here */
+		rto_self.pool_keyed = 1; /* first: a key past glibc's first 32 callocs, back here */
 		pthread_setspecific(exit_key, pool);
-		rto_self.pool_keyed = 1;
 	}
 	CMM_STORE_SHARED(pool->busy, 1);
 	cmm_barrier();
