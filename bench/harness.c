@@ -500,7 +500,13 @@ void h_send_value(const char *name, double value)
 
 static void set_env(int with_lib, const char *options)
 {
-	if (with_lib && h_opt.lib)
+	/* BENCH_PRELOAD_AFTER: another preload after the library (bench-alloc: jemalloc). */
+	const char *after = getenv("BENCH_PRELOAD_AFTER");
+	char both[2 * 4096 + 2];
+	if (with_lib && h_opt.lib && after && *after) {
+		snprintf(both, sizeof(both), "%s %s", h_opt.lib, after);
+		setenv("LD_PRELOAD", both, 1);
+	} else if (with_lib && h_opt.lib)
 		setenv("LD_PRELOAD", h_opt.lib, 1);
 	else
 		unsetenv("LD_PRELOAD");

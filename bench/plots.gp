@@ -36,6 +36,23 @@ if (have("roundtrip.dat")) {
 }
 set style data lines
 
+# ---- alloc: malloc+free in a marked thread beside a neighbour hammering malloc and mmap -----
+if (have("alloc.dat")) {
+	set output out . "-alloc.png"
+	set title "malloc+free in a marked thread, another thread hammering malloc/free and mmap/munmap (lower is better)\n" . machine
+	set style data histograms
+	set style histogram clustered gap 1
+	set style fill solid 0.8 border -1
+	set boxwidth 0.9
+	set logscale y
+	set ylabel "ns per malloc+free (log)"
+	plot dat("alloc.dat") using 2:xtic(1) title "p50", \
+	     "" using 3 title "p99", \
+	     "" using 4 title "max"
+	unset logscale y
+	set style data lines
+}
+
 # ---- jitter: OSADL-style latency histograms (1 us bins, log y) ----------------------------------
 # Empty bins (written next to every run of full ones) go below the axis: the line drops.
 set logscale y

@@ -18,6 +18,7 @@
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
 #include "rto.h"
+#include "rto_malloc.h"
 #include "route_state.h"
 #include "real.h"
 
@@ -197,7 +198,7 @@ static void *thread_start(void *p)
 {
 	struct start s = *(struct start *)p;
 
-	free(p);
+	rto_free(p);
 	registry_add();
 	rto_self.traits = (unsigned char)query_traits(0);
 	apply(&rto_self, 0);
@@ -219,7 +220,7 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 	if (!policy_active() || rto_helper_is_self() || creating_internal ||
 	    rto_sanitizer_own_thread(attr, __builtin_return_address(0)))
 		return rto_real_pthread_create(thread, attr, fn, arg);
-	struct start *s = malloc(sizeof(*s));
+	struct start *s = rto_malloc(sizeof(*s));
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
@@ -228,7 +229,7 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 			  ? rto_real_pthread_create(thread, attr, fn, arg)
 			  : rto_real_pthread_create(thread, attr, thread_start, s);
 	if (err)
-		free(s);
+		rto_free(s);
 	return err;
 }
 

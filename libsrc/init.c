@@ -6,6 +6,7 @@
  */
 #include "rto.h"
 #include "lifetime.h"
+#include "rto_malloc.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -26,8 +27,9 @@ void rto_init_once(void)
 	rto_lifetime_init(); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
-	rto_async_init(); /* async_path= */
-	rto_fd_init();	  /* classify descriptors where they are born? (strict, async_path) */
+	rto_async_init();  /* async_path= */
+	rto_fd_init();	   /* classify descriptors where they are born? (strict, async_path) */
+	rto_malloc_init(); /* malloc=pool: the pools' address range, before mlockall */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */

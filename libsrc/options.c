@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "rto_malloc.h"
 #include "rtoffload.h"
 
 #define STR_(x) #x
@@ -230,6 +231,19 @@ static const struct word helper_wake_words[] = {
 	{NULL, 0},
 };
 
+static const struct word malloc_words[] = {
+	{"glibc", RTO_MALLOC_GLIBC},
+	{"pool", RTO_MALLOC_POOL},
+	{NULL, 0},
+};
+
+static const struct word pool_full_words[] = {
+	{"fallback", RTO_POOL_FULL_FALLBACK},
+	{"fail", RTO_POOL_FULL_FAIL},
+	{"abort", RTO_POOL_FULL_ABORT},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -370,6 +384,14 @@ static const struct key keys[] = {
 		    ASYNC_PATHS_MAX) ", "
 				     "1023 bytes in all)"),
 	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
+	{.name = "malloc",
+	 .parse = parse_word,
+	 .off = OFF(malloc_mode),
+	 .words = malloc_words,
+	 .accepts = "glibc or pool"},
+	NUMBER(pool_kb, 64, 1048576, "a whole number of KiB from 64 to 1048576"),
+	WORDS(pool_full, pool_full_words, "fallback, fail or abort"),
+	NUMBER(prefault_heap_kb, 0, 1048576, "a whole number of KiB from 0 to 1048576"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
@@ -390,6 +412,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->helper_wake = RTO_WAKE_PREDICT;
 	o->report_max = 100;
 	o->async_ring_kb = 256;
+	o->pool_kb = 4096;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }
 

@@ -17,6 +17,7 @@
 #define RTO_REAL_H
 
 #include <dirent.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <sched.h>

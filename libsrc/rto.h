@@ -81,6 +81,10 @@ struct rto_options {
 	char async_path[1024];	     /* async_path=PREFIX,...: checked by options.c */
 	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
 	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
+	int malloc_mode;	     /* malloc=glibc|pool: RTO_MALLOC_* (rto_malloc.h) */
+	unsigned pool_kb;	     /* pool_kb=N: each marked thread's pool */
+	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
+	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
 };
 
@@ -136,6 +140,8 @@ struct rto_thread_stats {
 	uint64_t marked_ns;    /* finished marked intervals */
 	uint64_t marked_at;    /* rto_now_ns() when the current one began */
 	uint64_t minor, major; /* page faults of the finished marked intervals */
+	uint64_t pool_high;    /* malloc=pool: the most bytes its pool held (pool.c) */
+	uint64_t pool_fallbacks, pool_failures; /* pool_full= events (malloc.c) */
 };
 
 struct rto_thread {
@@ -153,6 +159,8 @@ struct rto_thread {
 	unsigned char vforking;	      /* a vfork() child runs on this state: not our descriptors */
 	unsigned char exited;	      /* thread.c: its exit was accounted */
 	int row;		      /* stats.c: 1 + its row in the thread table; -1: table full */
+	struct rto_pool *pool;	      /* malloc=pool: its own pool (pool.c), kept across unmarks */
+	unsigned char pool_keyed;     /* its exit will give the pool up (pool.c) */
 	struct rto_thread_stats st;   /* stats.c */
 };
 
@@ -273,7 +281,13 @@ RTO_HIDDEN void rto_policy_load(void);
 RTO_HIDDEN int rto_policy_rule(const char *rule, size_t n, char *err, size_t len);
 
 /* callsite.c: where does realtime code make this call? */
-enum rto_event { RTO_EVENT_WARN, RTO_EVENT_STRICT, RTO_EVENT_OFFLOAD, RTO_EVENT_FAULT };
+enum rto_event {
+	RTO_EVENT_WARN,
+	RTO_EVENT_STRICT,
+	RTO_EVENT_OFFLOAD,
+	RTO_EVENT_FAULT,
+	RTO_EVENT_POOL_FULL /* malloc=pool: the pool had no block (malloc.c) */
+};
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_callsite_init(void);

@@ -11,6 +11,7 @@
  */
 #include "rto.h"
 #include "real.h"
+#include "rto_malloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -409,13 +410,21 @@ static void write_threads_table(struct out *o)
 
 	if (!uatomic_read(&rows_claimed))
 		return;
-	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s\n", "thread", "tid",
-		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt");
-	while (next_row(&i, &v))
-		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s\n", v.name,
+	int pool = rto_pool_on(); /* malloc=pool: three more columns */
+	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s\n", "thread", "tid",
+		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt",
+		   pool ? "  pool_high_kb pool_fallbacks pool_failures" : "");
+	while (next_row(&i, &v)) {
+		char extra[64] = "";
+		if (pool)
+			snprintf(extra, sizeof(extra), " %13lu %14lu %13lu",
+				 (v.st.pool_high + 1023) / 1024, v.st.pool_fallbacks,
+				 v.st.pool_failures);
+		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s%s\n", v.name,
 			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
-			   v.st.denied, v.st.async, v.st.minor, v.st.major,
+			   v.st.denied, v.st.async, v.st.minor, v.st.major, extra,
 			   v.exited ? " (exited)" : "");
+	}
 	uint64_t n = uatomic_read(&other.threads);
 	if (n)
 		out_printf(o,
@@ -485,9 +494,10 @@ static void write_json_counts(struct out *o, const struct rto_thread_stats *st)
 {
 	out_printf(o,
 		   "\"marked_ns\":%lu,\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,"
-		   "\"minor_faults\":%lu,\"major_faults\":%lu",
+		   "\"minor_faults\":%lu,\"major_faults\":%lu,\"pool_high_bytes\":%lu,"
+		   "\"pool_fallbacks\":%lu,\"pool_failures\":%lu",
 		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->minor,
-		   st->major);
+		   st->major, st->pool_high, st->pool_fallbacks, st->pool_failures);
 }
 
 static void write_json_threads(struct out *o)

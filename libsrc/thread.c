@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rto_malloc.h"
 #include "rtoffload.h"
 
 __thread struct rto_thread rto_self RTO_TLS;
@@ -214,6 +215,8 @@ void rto_thread_marked(void)
 	if (rto_opt.prefault_stack_kb)
 		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
 	rto_async_thread_marked(); /* its ring, if some call is async: first mark only */
+	rto_pool_for(&rto_self);   /* malloc=pool: its pool, first mark only */
+	rto_heap_recipe_at_mark(); /* malloc=glibc, mlock=1: its own arena */
 	strict_prepare(rto_thread_mode());
 	begin_marked(&rto_self, 0);
 }
@@ -226,6 +229,7 @@ void rto_thread_unmarked(void)
 void rto_thread_marked_remote(struct rto_thread *t, pid_t tid)
 {
 	strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
+	rto_pool_for(t);
 	begin_marked(t, tid);
 }
 

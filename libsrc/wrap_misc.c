@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* mremap() and the syslog family: variadic or va_list, so written by hand. */
 #include "shims_prelude.h"
+#include "rto_malloc.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -35,7 +36,8 @@ RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
 	struct rto_args_mremap a = {
 		.addr = addr, .len = len, .newlen = newlen, .flags = flags, .newaddr = newaddr};
 	void *ret;
-	RTO_WATCHED(&rto_fn_mremap, ret = rto_call(&rto_fn_mremap, &a, -1, NULL, 0) ? MAP_FAILED : a.ret);
+	RTO_WATCHED(&rto_fn_mremap,
+		    ret = rto_call(&rto_fn_mremap, &a, -1, NULL, 0) ? MAP_FAILED : a.ret);
 	return ret;
 }
 
@@ -118,9 +120,9 @@ static pthread_once_t dlerror_once = PTHREAD_ONCE_INIT;
 static void dlerror_thread_exit(void *unused)
 {
 	(void)unused;
-	free(rto_self.dlerror);
+	rto_free(rto_self.dlerror);
 	rto_self.dlerror = NULL;
-	free(dlerror_returned);
+	rto_free(dlerror_returned);
 	dlerror_returned = NULL;
 }
 
@@ -131,7 +133,7 @@ static void dlerror_key_create(void)
 
 void rto_dlerror_set(char *msg)
 {
-	free(rto_self.dlerror);
+	rto_free(rto_self.dlerror);
 	rto_self.dlerror = msg;
 	pthread_once(&dlerror_once, dlerror_key_create);
 	pthread_setspecific(dlerror_key, &dlerror_key); /* non-NULL: the destructor runs */
@@ -139,7 +141,7 @@ void rto_dlerror_set(char *msg)
 
 RTO_EXPORT char *dlerror(void)
 {
-	free(dlerror_returned);
+	rto_free(dlerror_returned);
 	dlerror_returned = NULL;
 	if (!rto_self.dlerror)
 		return rto_real_dlerror();

@@ -222,8 +222,9 @@ static int parse_line(char *line, struct call *c)
 		fail_at(c->line, "'%s': byfd needs 'int fd' as first parameter", c->name);
 	if (c->variadic && !hand_written(c))
 		fail_at(c->line, "'%s' is variadic: it needs a hand-written wrapper", c->name);
-	if ((!strcmp(c->cls, "thread")) != (!strcmp(c->handling, "thread")))
-		fail_at(c->line, "'%s': the thread class and the thread handling go together",
+	int never_routed = !strcmp(c->cls, "thread") || !strcmp(c->cls, "alloc");
+	if (never_routed != !strcmp(c->handling, "thread"))
+		fail_at(c->line, "'%s': the thread and alloc classes go with the thread handling",
 			c->name);
 	return 1;
 }
@@ -240,6 +241,7 @@ static const struct {
 	{"memory", "RTO_CLASS_MEMORY", "memory"},
 	{"process", "RTO_CLASS_PROCESS", "process-wide"},
 	{"thread", NULL, "the calling thread: identity, signals, lifetime (never routed)"},
+	{"alloc", NULL, "the allocator: served on the calling thread (never routed)"},
 };
 
 static int class_index(const struct call *c)

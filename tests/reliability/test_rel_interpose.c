@@ -183,7 +183,22 @@ REL_SCENARIO(malloc_stack)
 
 	if (!dir || !dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info))
 		return 100;
-	rel_say("jemalloc=%d", info.dli_fname && strstr(info.dli_fname, "jemalloc") != NULL);
+	/*
+	 * Served by jemalloc: it knows the block (arenas.lookup).  The symbol
+	 * malloc itself may be ours (rtoffload first: libsrc/malloc.c forwards
+	 * an unmarked thread's malloc to the next one, jemalloc's).
+	 */
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT,
+									       "mallctl");
+	void *probe = malloc(100);
+	unsigned arena;
+	size_t arena_len = sizeof(arena);
+	/* Under a sanitizer the block is its runtime's: not one to show jemalloc. */
+	rel_say("jemalloc=%d",
+		!REL_SANITIZER_RUNTIME[0] && ctl &&
+			ctl("arenas.lookup", &arena, &arena_len, &probe, sizeof(probe)) == 0);
+	free(probe);
 	rel_say("sanitizer_malloc=%d", info.dli_fname && REL_SANITIZER_RUNTIME[0] &&
 					       strstr(info.dli_fname, "san.so") != NULL);
 	rel_say("jemalloc_loaded=%d", dlsym(RTLD_DEFAULT, "mallctl") != NULL);

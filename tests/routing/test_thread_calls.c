@@ -9,6 +9,8 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -179,4 +181,33 @@ Test(thread_calls, vsyslog_chk_is_offloaded, .timeout = TEST_TIMEOUT)
 
 	run_marked(vsyslog_chk_job, &offloaded);
 	cr_assert_geq(offloaded, 1);
+}
+
+struct page_blocks {
+	int aligned, usable;
+};
+
+static void valloc_job(void *arg)
+{
+	struct page_blocks *b = arg;
+	long page = sysconf(_SC_PAGESIZE);
+	void *v = valloc(100), *pv = pvalloc(100);
+
+	b->aligned = v && pv && (uintptr_t)v % (uintptr_t)page == 0 &&
+		     (uintptr_t)pv % (uintptr_t)page == 0;
+	b->usable = pv && malloc_usable_size(pv) >= (size_t)page; /* pvalloc rounds up */
+	free(v);
+	free(pv);
+}
+
+/* "alloc" rows: served on the calling thread, page-aligned as unmarked. */
+Test(thread_calls, valloc_and_pvalloc_are_page_aligned, .timeout = TEST_TIMEOUT)
+{
+	struct page_blocks marked = {0}, plain = {0};
+
+	run_marked(valloc_job, &marked);
+	run_unmarked(valloc_job, &plain);
+	cr_assert(plain.aligned && plain.usable);
+	cr_assert(marked.aligned, "marked: not page-aligned");
+	cr_assert(marked.usable, "marked: pvalloc did not round up to a page");
 }

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The allocator interposers: malloc, free, calloc, realloc, the aligned
+ * family and malloc_usable_size, with mallinfo2 and malloc_stats.
+ *
+ * Routing.  A marked thread with a pool (malloc=pool) allocates from its
+ * pool; every other thread, and every thread with malloc=glibc, calls the
+ * next allocator (dlsym RTLD_NEXT: glibc's, or a jemalloc preloaded after
+ * us) after one TLS load and a branch.  A block goes back where it came
+ * from, decided by its address: a pool's range (pool.c), the bootstrap
+ * arena, or else the next allocator.
+ *
+ * Bootstrap.  Finding the next allocator calls dlsym, which may allocate:
+ * those allocations, and any made while it runs, come from a small static
+ * arena and are never freed (a pointer there is known by its address).
+ */
+#include "rto_malloc.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define RTO_ON_VALGRIND() RUNNING_ON_VALGRIND
+#else
+#define RTO_ON_VALGRIND() 0
+#endif
+
+static void *(*next_malloc)(size_t);
+static void (*next_free)(void *);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void *(*next_memalign)(size_t, size_t);
+static size_t (*next_usable)(void *);
+static struct mallinfo2 (*next_mallinfo2)(void);
+static void (*next_malloc_stats)(void);
+
+/* ---- bootstrap ---------------------------------------------------------------- */
+
+#define BOOT_BYTES (64 * 1024)
+static char boot[BOOT_BYTES] __attribute__((aligned(64)));
+static size_t boot_used;
+static __thread int resolving RTO_TLS;
+
+static int in_boot(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot < BOOT_BYTES;
+}
+
+/* 16 bytes before each block hold its size (malloc_usable_size, realloc). */
+static void *boot_alloc(size_t align, size_t n)
+{
+	if (align < 16)
+		align = 16;
+	size_t want = ((n + 15) & ~(size_t)15) + align + 16;
+	size_t at = uatomic_add_return(&boot_used, want) - want;
+	if (n > BOOT_BYTES || at + want > BOOT_BYTES)
+		return NULL;
+	uintptr_t p = ((uintptr_t)boot + at + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((size_t *)p)[-1] = n;
+	return (void *)p; /* static memory: already zero */
+}
+
+static size_t boot_usable(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+#define NEXT(var, name) var = (__typeof__(var))rto_resolve(name, NULL)
+
+/* Every pointer, once.  Racing threads store the same values. */
+static RTO_UNINSTRUMENTED void resolve_next(void)
+{
+	resolving = 1;
+	NEXT(next_free, "free");
+	NEXT(next_calloc, "calloc");
+	NEXT(next_realloc, "realloc");
+	NEXT(next_memalign, "memalign");
+	NEXT(next_usable, "malloc_usable_size");
+	NEXT(next_mallinfo2, "mallinfo2");
+	NEXT(next_malloc_stats, "malloc_stats");
+	void *m = rto_resolve("malloc", NULL);
+	if (!m || !next_free || !next_calloc || !next_realloc || !next_memalign)
+		rto_die(70, "no next malloc after librtoffload");
+	CMM_STORE_SHARED(next_malloc, (void *(*)(size_t))m); /* last: the others are set */
+	resolving = 0;
+}
+
+static inline int ready(void)
+{
+	if (RTO_LIKELY(CMM_LOAD_SHARED(next_malloc) != NULL))
+		return 1;
+	if (resolving)
+		return 0;
+	resolve_next();
+	return 1;
+}
+
+/* ---- where a block is ---------------------------------------------------------- */
+
+static size_t usable_any(void *p)
+{
+	if (rto_pool_owns(p))
+		return rto_pool_usable(p);
+	if (in_boot(p))
+		return boot_usable(p);
+	return ready() && next_usable ? next_usable(p) : 0;
+}
+
+static void free_any(void *p)
+{
+	if (!p)
+		return;
+	if (RTO_UNLIKELY(rto_pool_owns(p))) {
+		rto_pool_free(p);
+		return;
+	}
+	if (RTO_UNLIKELY(in_boot(p)))
+		return;
+	if (ready())
+		next_free(p);
+}
+
+void *rto_next_malloc(size_t n)
+{
+	return ready() ? next_malloc(n) : boot_alloc(0, n);
+}
+
+void rto_next_free(void *p)
+{
+	free_any(p);
+}
+
+/* ---- the pool's side ---------------------------------------------------------------- */
+
+static struct rto_counters no_counters;
+enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_MEMALIGN, FN_COUNT };
+static struct rto_fn pool_fns[FN_COUNT] = {
+	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
+	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
+	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
+	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
+};
+
+/* The caller's pool, or NULL: marked, malloc=pool, and it has one. */
+static inline struct rto_pool *my_pool(void)
+{
+	if (rto_direct())
+		return NULL;
+	return rto_self.pool;
+}
+
+/* pool_full=: the pool had no block for this request. */
+static void *pool_full(int fn, size_t align, size_t n)
+{
+	int saved = errno;
+
+	if (rto_opt.pool_full == RTO_POOL_FULL_ABORT) {
+		rto_say(0, "malloc=pool: pool_full=abort: %s(%zu) found the pool full",
+			pool_fns[fn].name, n);
+		rto_async_abort(); /* as the program's own abort() would */
+	}
+	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL)
+		rto_own_add(&rto_self.st.pool_failures, 1);
+	else
+		rto_own_add(&rto_self.st.pool_fallbacks, 1);
+	rto_callsite_event(RTO_EVENT_POOL_FULL, &pool_fns[fn], 0); /* once per call site */
+	errno = saved;
+	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!ready())
+		return boot_alloc(align, n);
+	return align > 16 ? next_memalign(align, n) : next_malloc(n);
+}
+
+static void *pool_get(struct rto_pool *pool, int fn, size_t align, size_t n)
+{
+	void *p = rto_pool_alloc(pool, align, n);
+	return RTO_LIKELY(p != NULL) ? p : pool_full(fn, align, n);
+}
+
+/* ---- the interposers ---------------------------------------------------------------- */
+
+RTO_EXPORT void *malloc(size_t n)
+{
+	struct rto_pool *pool = my_pool();
+
+	if (RTO_UNLIKELY(pool != NULL))
+		return pool_get(pool, FN_MALLOC, 0, n);
+	if (RTO_UNLIKELY(!ready()))
+		return boot_alloc(0, n);
+	return next_malloc(n);
+}
+
+RTO_EXPORT void free(void *p)
+{
+	free_any(p);
+}
+
+RTO_EXPORT void *calloc(size_t n, size_t m)
+{
+	struct rto_pool *pool = my_pool();
+	size_t bytes;
+
+	if (RTO_UNLIKELY(pool != NULL)) {
+		if (__builtin_mul_overflow(n, m, &bytes)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		void *p = pool_get(pool, FN_CALLOC, 0, bytes);
+		if (p)
+			memset(p, 0, bytes);
+		return p;
+	}
+	if (RTO_UNLIKELY(!ready()))
+		return __builtin_mul_overflow(n, m, &bytes) ? NULL : boot_alloc(0, bytes);
+	return next_calloc(n, m);
+}
+
+/* Move p (anywhere) to a fresh block of n bytes from where this thread allocates. */
+static void *move(void *p, size_t n, struct rto_pool *pool)
+{
+	void *q;
+
+	if (pool)
+		q = pool_get(pool, FN_REALLOC, 0, n);
+	else
+		q = ready() ? next_malloc(n) : boot_alloc(0, n);
+	if (!q)
+		return NULL; /* p is untouched, as realloc leaves it */
+	size_t have = usable_any(p);
+	memcpy(q, p, have < n ? have : n);
+	free_any(p);
+	return q;
+}
+
+RTO_EXPORT void *realloc(void *p, size_t n)
+{
+	struct rto_pool *pool = my_pool();
+
+	if (!p)
+		return rto_malloc(n);
+	if (n == 0) { /* glibc: frees, returns NULL */
+		free_any(p);
+		return NULL;
+	}
+	if (RTO_UNLIKELY(rto_pool_owns(p))) {
+		if (pool && pool == rto_self.pool) {
+			void *q = rto_pool_resize(pool, p, n);
+			if (q)
+				return q;
+		}
+		return move(p, n, pool);
+	}
+	if (RTO_UNLIKELY(pool != NULL || in_boot(p)))
+		return move(p, n, pool); /* a glibc block into the pool keeps its bytes */
+	if (RTO_UNLIKELY(!ready()))
+		return move(p, n, NULL);
+	return next_realloc(p, n);
+}
+
+static void *aligned(size_t align, size_t n)
+{
+	struct rto_pool *pool = my_pool();
+
+	if (RTO_UNLIKELY(pool != NULL))
+		return pool_get(pool, FN_MEMALIGN, align, n);
+	if (RTO_UNLIKELY(!ready()))
+		return boot_alloc(align, n);
+	return next_memalign(align, n);
+}
+
+static int power_of_two(size_t a)
+{
+	return a && !(a & (a - 1));
+}
+
+RTO_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (!power_of_two(align)) { /* glibc rounds up; so do we */
+		size_t a = 1;
+		while (a < align && a)
+			a <<= 1;
+		align = a ? a : align;
+	}
+	return aligned(align, n);
+}
+
+RTO_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (!power_of_two(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return aligned(align, n);
+}
+
+RTO_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (!power_of_two(align) || align % sizeof(void *))
+		return EINVAL;
+	int saved = errno;
+	void *p = aligned(align, n);
+	if (!p && n) {
+		int err = errno ? errno : ENOMEM;
+		errno = saved;
+		return err;
+	}
+	errno = saved;
+	*out = p;
+	return 0;
+}
+
+RTO_EXPORT void *valloc(size_t n)
+{
+	return aligned((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+RTO_EXPORT void *pvalloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (n > SIZE_MAX - page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned(page, n ? (n + page - 1) & ~(page - 1) : page);
+}
+
+RTO_EXPORT size_t malloc_usable_size(void *p)
+{
+	return p ? usable_any(p) : 0;
+}
+
+/* glibc's figures with the pools added: their memory is the program's too. */
+RTO_EXPORT struct mallinfo2 mallinfo2(void)
+{
+	struct mallinfo2 mi = {0};
+	size_t pools, total, used, high;
+
+	if (ready() && next_mallinfo2)
+		mi = next_mallinfo2();
+	rto_pool_totals(&pools, &total, &used, &high);
+	mi.arena += total;
+	mi.uordblks += used;
+	mi.fordblks += total - used;
+	return mi;
+}
+
+RTO_EXPORT void malloc_stats(void)
+{
+	size_t pools, total, used, high;
+
+	if (ready() && next_malloc_stats)
+		next_malloc_stats();
+	if (!rto_pool_on())
+		return;
+	rto_pool_totals(&pools, &total, &used, &high);
+	rto_say(0,
+		"malloc=pool: %zu pools, system bytes = %zu, in use bytes = %zu, high-water bytes "
+		"= %zu",
+		pools, total, used, high);
+}
+
+/* ---- load --------------------------------------------------------------------------- */
+
+/* Our own malloc, not the one our GOT entry binds to (which may be a sanitizer's). */
+extern void *rto_own_malloc(size_t) __attribute__((alias("malloc"), visibility("hidden"), malloc,
+						   alloc_size(1), leaf, nothrow));
+
+static int under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD"); /* its core preload, whatever the build saw */
+	return RTO_ON_VALGRIND() || (pre && strstr(pre, "vgpreload"));
+}
+
+/*
+ * Whose malloc does the program get?  Under a sanitizer, valgrind, or a
+ * malloc preloaded before us, theirs: it must win (it checks every block),
+ * so the pools stay off.
+ */
+void rto_malloc_init(void)
+{
+	Dl_info info;
+
+	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
+		return;
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	const char *who = NULL;
+	if (under_valgrind())
+		who = "valgrind";
+	else if (first && first != (void *)rto_own_malloc)
+		who = dladdr(first, &info) && info.dli_fname ? info.dli_fname : "another library";
+	if (who) {
+		rto_opt.malloc_mode = RTO_MALLOC_GLIBC;
+		rto_say(1, "malloc=pool: off: the program's malloc is %s's, which must win", who);
+		return;
+	}
+	rto_pool_init();
+}
+
+/* The library's own allocations (rto_malloc.h): the same functions, no PLT. */
+extern __typeof__(malloc) rto_malloc __attribute__((alias("malloc"), copy(malloc)));
+extern __typeof__(free) rto_free __attribute__((alias("free"), copy(free)));

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * malloc=glibc|pool: the allocator interposers (malloc.c), the per-thread
+ * pools they route a marked thread's allocations to (pool.c, over the
+ * TLSF of pool_tlsf.c), and the glibc recipe for malloc=glibc (heap_recipe.c).
+ */
+#ifndef RTO_MALLOC_H
+#define RTO_MALLOC_H
+
+#include "rto.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
+enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+
+/* malloc.c, at load: pools on or off (off when another malloc must win). */
+RTO_HIDDEN void rto_malloc_init(void);
+/*
+ * The library's own allocations: the interposers themselves (a pool block
+ * on a marked thread, the next allocator's elsewhere), reached without the
+ * PLT, as the library never calls its exported names (real.h).
+ */
+RTO_HIDDEN void *rto_malloc(size_t n);
+RTO_HIDDEN void rto_free(void *p);
+/* The next allocator itself (glibc's), for the library's own use. */
+RTO_HIDDEN void *rto_next_malloc(size_t n);
+RTO_HIDDEN void rto_next_free(void *p);
+
+/* ---- pool.c --------------------------------------------------------------- */
+
+/* The address range every pool lies in: [base, base + span); span 0 without pools. */
+RTO_HIDDEN extern uintptr_t rto_pool_base, rto_pool_span;
+
+static inline int rto_pool_owns(const void *p)
+{
+	return (uintptr_t)p - rto_pool_base < rto_pool_span;
+}
+
+/* At load: reserve the range when malloc=pool is on (it is off under a sanitizer). */
+RTO_HIDDEN void rto_pool_init(void);
+/* 1: marked threads get pools. */
+RTO_HIDDEN int rto_pool_on(void);
+/* t (the caller's own state, or another thread's) is marked: give it a pool. */
+RTO_HIDDEN void rto_pool_for(struct rto_thread *t);
+/* The caller's pool: a block, NULL when none fits (other threads' frees taken first). */
+RTO_HIDDEN void *rto_pool_alloc(struct rto_pool *pool, size_t align, size_t size);
+/* In place, or NULL. */
+RTO_HIDDEN void *rto_pool_resize(struct rto_pool *pool, void *p, size_t size);
+/* p (rto_pool_owns) from any thread: to its pool, or onto that pool's return queue. */
+RTO_HIDDEN void rto_pool_free(void *p);
+RTO_HIDDEN size_t rto_pool_usable(const void *p);
+/* Every pool: bytes held, in use, free (mallinfo2, malloc_stats). */
+RTO_HIDDEN void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high);
+
+/* ---- heap_recipe.c -------------------------------------------------------- */
+
+/* malloc=glibc, mlock=1: the realtime wiki's recipe for the calling thread's arena. */
+RTO_HIDDEN void rto_heap_recipe_at_mark(void);
+
+#endif

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The program test_memory.c runs, preloaded with the library and given
+ * RTOFFLOAD_OPTIONS (malloc=pool...): one scenario per run (argv[1]),
+ * results as key=value words on stdout.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <rtoffload.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../raw_seccomp.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void *run_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, fn, arg) || pthread_join(t, &ret))
+		exit(90);
+	return ret;
+}
+
+/* ---- steady: 100k mixed operations, no system call, no fault ------------------------- */
+
+static atomic_long traps;
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	(void)sig;
+	(void)si;
+	atomic_fetch_add(&traps, 1);
+	uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+}
+
+/* Every system call traps but getrusage, futex (parking), rt_sigreturn and exit_group. */
+static int witness(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrusage, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return (int)raw_seccomp_filter(&prog);
+}
+
+#define SLOTS 64
+
+struct steady {
+	long ops, bad, filter_rc, minflt, majflt, traps;
+	uintptr_t lo, hi;
+	size_t arena_before, arena_after;
+	atomic_int done;
+};
+
+static size_t rand_size(void)
+{
+	return 16 + (size_t)(next_rand() % (64 * 1024 - 16 + 1));
+}
+
+/* One mixed operation on a random slot; a slot's bytes are checked when it is reused. */
+static void mixed_op(void **slot, size_t *size, unsigned char *tag, struct steady *s)
+{
+	int i = (int)(next_rand() % SLOTS);
+	unsigned char *p = slot[i];
+
+	if (p && (p[0] != tag[i] || p[size[i] - 1] != tag[i]))
+		s->bad++;
+	s->ops++;
+	switch (next_rand() % 3) {
+	case 0:
+		free(p);
+		slot[i] = NULL;
+		return;
+	case 1: {
+		size_t n = rand_size();
+		unsigned char *q = realloc(p, n);
+		if (!q) {
+			s->bad++;
+			return;
+		}
+		if (p && q[0] != tag[i])
+			s->bad++;
+		slot[i] = q;
+		size[i] = n;
+		q[0] = q[n - 1] = tag[i];
+		break;
+	}
+	default: {
+		free(p);
+		size_t n = rand_size();
+		unsigned char *q = malloc(n);
+		if (!q) {
+			s->bad++;
+			slot[i] = NULL;
+			return;
+		}
+		tag[i] = (unsigned char)next_rand();
+		slot[i] = q;
+		size[i] = n;
+		q[0] = q[n - 1] = tag[i];
+	}
+	}
+	uintptr_t a = (uintptr_t)slot[i];
+	if (a < s->lo)
+		s->lo = a;
+	if (a + size[i] > s->hi)
+		s->hi = a + size[i];
+}
+
+static void *steady_thread(void *arg)
+{
+	struct steady *s = arg;
+	static void *slot[SLOTS];
+	static size_t size[SLOTS];
+	static unsigned char tag[SLOTS];
+	struct rusage r0, r1;
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+
+	sigaction(SIGSYS, &sa, NULL);
+	s->arena_before = mallinfo2().arena;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	s->arena_after = mallinfo2().arena;
+	for (int i = 0; i < 20000; i++) /* warm-up: the same kind of work */
+		mixed_op(slot, size, tag, s);
+	s->ops = 0;
+	s->lo = UINTPTR_MAX;
+	s->hi = 0;
+	s->filter_rc = witness();
+	getrusage(RUSAGE_THREAD, &r0);
+	long t0 = atomic_load(&traps);
+	for (int i = 0; i < 100000; i++)
+		mixed_op(slot, size, tag, s);
+	s->traps = atomic_load(&traps) - t0;
+	getrusage(RUSAGE_THREAD, &r1);
+	s->minflt = r1.ru_minflt - r0.ru_minflt;
+	s->majflt = r1.ru_majflt - r0.ru_majflt;
+	atomic_store(&s->done, 1);
+	for (;;) /* parked: the filter would trap what ending a thread takes */
+		__builtin_ia32_pause();
+}
+
+static int steady(void)
+{
+	static struct steady s;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, steady_thread, &s))
+		return 90;
+	while (!atomic_load(&s.done))
+		usleep(1000);
+	printf("filter_rc=%ld ops=%ld bad=%ld traps=%ld minflt=%ld majflt=%ld span_kb=%lu "
+	       "pool_arena_kb=%ld\n",
+	       s.filter_rc, s.ops, s.bad, s.traps, s.minflt, s.majflt,
+	       (unsigned long)((s.hi - s.lo) / 1024),
+	       (long)(s.arena_after - s.arena_before) / 1024);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* ---- cross: blocks that change threads ------------------------------------------------ */
+
+#define CROSS_N 150 /* 1 KiB each: most of a 256 KiB pool */
+
+static void *blocks[CROSS_N];
+static char *glibc_block, *glibc_big;
+
+static void *alloc_round(void *arg)
+{
+	long *nulls = arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	for (int i = 0; i < CROSS_N; i++) {
+		blocks[i] = malloc(1024);
+		*nulls += !blocks[i];
+		if (blocks[i])
+			memset(blocks[i], i, 1024);
+	}
+	return NULL;
+}
+
+static void *free_round(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CROSS_N; i++)
+		free(blocks[i]); /* unmarked: onto the pool's return queue */
+	return NULL;
+}
+
+/* An unmarked thread grows a pool block: glibc's now, bytes kept. */
+static void *unmarked_realloc(void *arg)
+{
+	char **p = arg;
+	*p = realloc(*p, 1 << 20);
+	return NULL;
+}
+
+static void *marked_mixed(void *arg)
+{
+	long *r = arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	/* A glibc block into the pool and back out: bytes kept. */
+	char *g = realloc(glibc_block, 512);
+	r[0] = g && !strcmp(g, "from glibc");
+	free(glibc_big); /* a glibc block freed by a marked thread */
+	char *p = malloc(64);
+	strcpy(p, "from the pool");
+	r[1] = (long)(intptr_t)p;
+	r[2] = (long)(intptr_t)g;
+	return NULL;
+}
+
+static int cross(void)
+{
+	long nulls1 = 0, nulls2 = 0, r[3] = {0};
+
+	run_thread(alloc_round, &nulls1);
+	run_thread(free_round, NULL);
+	run_thread(alloc_round, &nulls2); /* same pool (adopted): the blocks came back */
+	int bytes_ok = 1;
+	for (int i = 0; i < CROSS_N; i++)
+		bytes_ok &= blocks[i] && ((unsigned char *)blocks[i])[1023] == (unsigned char)i;
+	run_thread(free_round, NULL);
+
+	glibc_block = malloc(32);
+	strcpy(glibc_block, "from glibc");
+	glibc_big = malloc(300000);
+	run_thread(marked_mixed, r);
+	char *p = (char *)(intptr_t)r[1];
+	run_thread(unmarked_realloc, &p);
+	int moved_ok = p && !strcmp(p, "from the pool");
+	free(p);
+	free((char *)(intptr_t)r[2]);
+	printf("nulls1=%ld nulls2=%ld bytes_ok=%d into_pool_ok=%ld out_of_pool_ok=%d\n", nulls1,
+	       nulls2, bytes_ok, r[0], moved_ok);
+	return 0;
+}
+
+/* ---- full: the pool_full= policies ---------------------------------------------------- */
+
+static void *full_thread(void *arg)
+{
+	long *r = arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	for (int i = 0; i < 3; i++) { /* one call site, three times */
+		errno = 0;
+		char *p = malloc(1 << 20);
+		r[0] += p != NULL;
+		r[1] += errno == ENOMEM;
+		if (p) {
+			memset(p, 1, 1 << 20);
+			r[2] += malloc_usable_size(p) >= (1 << 20);
+		}
+		free(p);
+	}
+	void *q = NULL; /* another call site */
+	r[3] = posix_memalign(&q, 4096, 1 << 20);
+	free(q);
+	char *small = malloc(100); /* the pool still serves what fits */
+	r[4] = small != NULL;
+	free(small);
+	return NULL;
+}
+
+static int full(void)
+{
+	long r[5] = {0};
+
+	run_thread(full_thread, r);
+	printf("got=%ld enomem=%ld usable=%ld memalign_rc=%ld small=%ld\n", r[0], r[1], r[2], r[3],
+	       r[4]);
+	return 0;
+}
+
+/* ---- fork: the child's pools ---------------------------------------------------------- */
+
+static char *other_block;
+static atomic_int other_ready, other_release;
+
+/* Still alive, with a pool of its own, when the other thread forks. */
+static void *other_owner(void *arg)
+{
+	(void)arg;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	other_block = malloc(100);
+	strcpy(other_block, "other thread's");
+	atomic_store(&other_ready, 1);
+	while (!atomic_load(&other_release))
+		usleep(1000);
+	return NULL;
+}
+
+static void *forker(void *arg)
+{
+	long *r = arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	char *mine = malloc(200);
+	strcpy(mine, "forker's");
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The child: both pools' blocks readable and freeable, the forker's pool serves. */
+		int ok = !strcmp(mine, "forker's") && !strcmp(other_block, "other thread's");
+		free(other_block);
+		free(mine);
+		char *again = malloc(200);
+		ok &= again == mine; /* the freed block, from the same pool */
+		char *big = malloc(1 << 16);
+		ok &= big != NULL;
+		free(big);
+		free(again);
+		_exit(ok ? 0 : 1);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	r[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 100 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	r[1] = !strcmp(mine, "forker's");
+	free(mine);
+	return NULL;
+}
+
+static int forks(void)
+{
+	long r[2] = {-1, 0};
+	pthread_t other;
+
+	if (pthread_create(&other, NULL, other_owner, NULL))
+		return 90;
+	while (!atomic_load(&other_ready))
+		usleep(1000);
+	run_thread(forker, r);
+	atomic_store(&other_release, 1);
+	pthread_join(other, NULL);
+	printf("child=%ld parent_ok=%ld\n", r[0], r[1]);
+	return 0;
+}
+
+/* ---- exit: a pool outlives its thread --------------------------------------------- */
+
+static char *left;
+static uintptr_t first_pool_block, adopted_block;
+
+static void *leaver(void *arg)
+{
+	(void)arg;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	left = malloc(64);
+	strcpy(left, "still here");
+	first_pool_block = (uintptr_t)left;
+	return NULL;
+}
+
+static void *adopter(void *arg)
+{
+	(void)arg;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	char *p = malloc(64);
+	adopted_block = (uintptr_t)p;
+	return NULL;
+}
+
+static int exits(void)
+{
+	run_thread(leaver, NULL);
+	int kept = !strcmp(left, "still here");
+	free(left); /* after its owner exited: onto the orphan's queue */
+	run_thread(adopter, NULL);
+	printf("kept=%d adopted=%d\n", kept, adopted_block == first_pool_block);
+	return 0;
+}
+
+/* ---- remote: marked from another thread (mark=name:rtpool) ------------------------- */
+
+static atomic_int renamed;
+static uintptr_t remote_block;
+
+static void *named_later(void *arg)
+{
+	long *r = arg;
+
+	while (!atomic_load(&renamed)) /* the main thread names it: marked from outside */
+		usleep(1000);
+	r[0] = rt_offload_thread_is_marked();
+	errno = 0;
+	void *big = malloc(1 << 20); /* more than the 64 KiB pool: NULL with pool_full=fail */
+	r[1] = big == NULL && errno == ENOMEM;
+	free(big);
+	char *p = malloc(64);
+	remote_block = (uintptr_t)p;
+	free(p);
+	return NULL; /* exits: the pool it was given is orphaned */
+}
+
+static int remote(void)
+{
+	long r[2] = {0};
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, named_later, r))
+		return 90;
+	pthread_setname_np(t, "rtpool");
+	atomic_store(&renamed, 1);
+	pthread_join(t, NULL);
+	run_thread(adopter, NULL);
+	printf("marked=%ld pool_used=%ld adopted=%d\n", r[0], r[1], adopted_block == remote_block);
+	return 0;
+}
+
+/* ---- info: mallinfo2, malloc_trim, malloc_stats ----------------------------------- */
+
+static void *info_thread(void *arg)
+{
+	long *r = arg;
+	struct mallinfo2 a = mallinfo2();
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	struct mallinfo2 b = mallinfo2();
+	char *p = malloc(100000);
+	memset(p, 7, 100000);
+	struct mallinfo2 c = mallinfo2();
+	r[0] = (long)(b.arena - a.arena) / 1024;
+	r[1] = (long)(c.uordblks - b.uordblks);
+	r[2] = malloc_trim(0) >= 0;
+	r[3] = p[99999] == 7; /* the pool is not trimmed */
+	free(p);
+	struct mallinfo2 d = mallinfo2();
+	r[4] = (long)(c.uordblks - d.uordblks);
+	malloc_stats();
+	return NULL;
+}
+
+static int info(void)
+{
+	long r[5] = {0};
+
+	run_thread(info_thread, r);
+	printf("pool_arena_kb=%ld in_use_grew=%ld trim=%ld kept=%ld in_use_fell=%ld\n", r[0], r[1],
+	       r[2], r[3], r[4]);
+	return 0;
+}
+
+/* ---- recipe: malloc=glibc, mlock=1, prefault_heap_kb= --------------------------------- */
+
+#define RECIPE_BLOCKS 1024 /* 4 MiB in 4 KiB blocks, the first time, right after the mark */
+
+static void *recipe_thread(void *arg)
+{
+	struct steady *s = arg;
+	static char *b[RECIPE_BLOCKS];
+	struct rusage r0, r1;
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+
+	sigaction(SIGSYS, &sa, NULL);
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	/* The control (no recipe) runs unfiltered: glibc cannot grow an arena without syscalls. */
+	s->filter_rc = s->ops ? witness() : 0;
+	getrusage(RUSAGE_THREAD, &r0);
+	long t0 = atomic_load(&traps);
+	for (int i = 0; i < RECIPE_BLOCKS; i++) {
+		b[i] = malloc(4096);
+		if (!b[i])
+			s->bad++;
+		else
+			memset(b[i], i, 4096);
+	}
+	for (int i = 0; i < RECIPE_BLOCKS; i++)
+		free(b[i]);
+	s->traps = atomic_load(&traps) - t0;
+	getrusage(RUSAGE_THREAD, &r1);
+	s->minflt = r1.ru_minflt - r0.ru_minflt;
+	s->majflt = r1.ru_majflt - r0.ru_majflt;
+	atomic_store(&s->done, 1);
+	for (;;)
+		__builtin_ia32_pause();
+}
+
+static int recipe(int filtered)
+{
+	static struct steady s;
+	pthread_t t;
+
+	s.ops = filtered;
+	if (pthread_create(&t, NULL, recipe_thread, &s))
+		return 90;
+	while (!atomic_load(&s.done))
+		usleep(1000);
+	printf("filter_rc=%ld bad=%ld traps=%ld minflt=%ld majflt=%ld\n", s.filter_rc, s.bad,
+	       s.traps, s.minflt, s.majflt);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* ---- preinit: allocations before any constructor, the library's included ------------ */
+
+static long preinit_ok = -1;
+
+static void before_everything(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	(void)envp;
+	char *a = malloc(40), *b = calloc(4, 10), *c = strdup("early");
+	a = realloc(a, 4000);
+	void *d = NULL;
+	int rc = posix_memalign(&d, 64, 100);
+	preinit_ok =
+		a && b && !b[39] && c && !strcmp(c, "early") && rc == 0 && !((uintptr_t)d & 63);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+}
+__attribute__((section(".preinit_array"),
+	       used)) static void (*preinit)(int, char **, char **) = before_everything;
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "preinit")) {
+		printf("preinit_ok=%ld\n", preinit_ok);
+		return 0;
+	}
+	if (!strcmp(argv[1], "steady"))
+		return steady();
+	if (!strcmp(argv[1], "cross"))
+		return cross();
+	if (!strcmp(argv[1], "full"))
+		return full();
+	if (!strcmp(argv[1], "fork"))
+		return forks();
+	if (!strcmp(argv[1], "exit"))
+		return exits();
+	if (!strcmp(argv[1], "info"))
+		return info();
+	if (!strcmp(argv[1], "remote"))
+		return remote();
+	if (!strcmp(argv[1], "recipe"))
+		return recipe(1);
+	if (!strcmp(argv[1], "recipe_control"))
+		return recipe(0);
+	return 2;
+}
