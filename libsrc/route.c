@@ -135,3 +135,29 @@ int rto_call_fd(struct rto_fn *fn, void *args, int fd)
 	}
 	return rto_call(fn, args, NULL);
 }
+
+int rto_call_short(struct rto_fn *fn, void *args)
+{
+	if (fn->handling == RTO_OFFLOAD || fn->handling == RTO_LOCAL) {
+		run_here(fn, args);
+		return 0;
+	}
+	return rto_call(fn, args, NULL);
+}
+
+/*
+ * *done is set only after an offloaded call returned: the helper's
+ * initialisation (libc's own, under libc's lock) happened before the
+ * futex wake that ended our wait, and a thread that reads *done set runs
+ * the call under that same libc lock, which orders the rest.
+ */
+int rto_call_first(struct rto_fn *fn, void *args, int *done)
+{
+	if (fn->handling == RTO_OFFLOAD && CMM_LOAD_SHARED(*done))
+		return rto_call_short(fn, args);
+	int ret = rto_call(fn, args, NULL);
+	if (ret == 0 && fn->handling == RTO_OFFLOAD && !rto_self.own_filter &&
+	    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT)
+		CMM_STORE_SHARED(*done, 1);
+	return ret;
+}

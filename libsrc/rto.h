@@ -215,6 +215,8 @@ enum rto_class {
 	RTO_CLASS_NET,
 	RTO_CLASS_MEMORY,
 	RTO_CLASS_PROCESS,
+	RTO_CLASS_NAMES,  /* users, groups, time zone, locale, system figures */
+	RTO_CLASS_RTSAFE, /* waits and locks that stay on the caller */
 	RTO_CLASS_COUNT,
 	RTO_CLASS_INTERNAL = RTO_CLASS_COUNT /* the library's own requests: not in totals */
 };
@@ -388,6 +390,18 @@ RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, FILE *stream);
  * here when fd's kernel path is short and bounded (fdclass.c).
  */
 RTO_HIDDEN int rto_call_fd(struct rto_fn *fn, void *args, int fd);
+/*
+ * Like rto_call() for a call that is short and bounded with these
+ * arguments (fcntl(F_GETFL), sysconf(_SC_PAGESIZE)): it runs here unless
+ * a policy made it strict or warn.
+ */
+RTO_HIDDEN int rto_call_short(struct rto_fn *fn, void *args);
+/*
+ * Like rto_call() for a call whose only slow part is its first use in the
+ * process (localtime_r reads the zone file once): offloaded until one
+ * marked call of it has run, then like rto_call_short().  *done is its flag.
+ */
+RTO_HIDDEN int rto_call_first(struct rto_fn *fn, void *args, int *done);
 /* Offload fn for the library itself, whatever the policy or mode says. */
 RTO_HIDDEN void rto_offload_internal(struct rto_fn *fn, void *args);
 

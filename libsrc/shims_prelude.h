@@ -27,6 +27,29 @@
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <grp.h>
+#include <locale.h>
+#include <mqueue.h>
+#include <poll.h>
+#include <pwd.h>
+#include <semaphore.h>
+#include <shadow.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysinfo.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <utime.h>
+#include <wchar.h>
 
 #include "shims.h" /* generated: rto_real_* and rto_fn_* */
 
@@ -45,5 +68,9 @@ static inline int rto_fd_of_dir(DIR *d)
 #undef fputc_unlocked
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef getc_unlocked
+#undef getchar_unlocked
+#undef fgetc_unlocked
+#undef getchar
 
 #endif

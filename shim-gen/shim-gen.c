@@ -41,6 +41,8 @@ struct call {
 	int flush;  /* "flush": queued async writes go first */
 	int cancel; /* "cancel": a POSIX cancellation point */
 	int lock;   /* "lock": the call takes its stream's lock; the caller takes it first */
+	int first;  /* "first": only the first use is non-deterministic: offloaded until then */
+	char stream[16];    /* "stream:S": its stream when no parameter is a FILE * (stdin) */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
@@ -105,6 +107,8 @@ static void parse_param(struct call *c, char *text)
 		fail_at(c->line, "too many parameters");
 	snprintf(p->decl, sizeof(p->decl), "%s", text);
 	param_name(text, p->name, sizeof(p->name), c->line);
+	if (!strcmp(p->name, "ret") || !strcmp(p->name, "a"))
+		fail_at(c->line, "'%s': a parameter may not be named '%s'", c->name, p->name);
 	/* "char *const argv[]" is "char *const *argv" in a struct */
 	char member[sizeof(p->member)];
 	char *br = strrchr(text, '[');
@@ -143,7 +147,7 @@ static void parse_params(struct call *c, char *text)
 
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]
- * flush  cancel  lock  callbacks:P,...
+ * flush  cancel  lock  callbacks:P,...  first  stream:S
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -163,13 +167,17 @@ static void parse_annotations(struct call *c, char *text)
 			c->cancel = 1;
 		} else if (!strcmp(t, "lock")) {
 			c->lock = 1;
+		} else if (!strcmp(t, "first")) {
+			c->first = 1;
+		} else if (!strncmp(t, "stream:", 7)) {
+			snprintf(c->stream, sizeof(c->stream), "%s", t + 7);
 		} else if (!strncmp(t, "callbacks:", 10)) {
 			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
 				"cancel, "
-				"lock, callbacks:)",
+				"lock, callbacks:, first, stream:)",
 				c->name, t);
 		}
 	}
@@ -220,6 +228,8 @@ static const struct {
 	{"net", "RTO_CLASS_NET", "sockets"},
 	{"memory", "RTO_CLASS_MEMORY", "memory"},
 	{"process", "RTO_CLASS_PROCESS", "process-wide"},
+	{"names", "RTO_CLASS_NAMES", "users, groups, time zone, locale"},
+	{"rtsafe", "RTO_CLASS_RTSAFE", "realtime-safe waits and locks"},
 };
 
 static int class_index(const struct call *c)
@@ -245,6 +255,8 @@ static const char *stream_of(const struct call *c)
 {
 	if (strcmp(c->cls, "stdio"))
 		return "NULL";
+	if (c->stream[0])
+		return c->stream;
 	for (int i = 0; i < c->np; i++)
 		if (c->p[i].is_file)
 			return c->p[i].name;
@@ -294,6 +306,9 @@ static const char *route_call(const struct call *c)
 			 stream_of(c));
 	else if (c->lock)
 		fail_at(c->line, "'%s': lock, but no stream", c->name);
+	else if (c->first)
+		snprintf(buf, sizeof(buf), "rto_call_first(&rto_fn_%s, &a, &rto_first_%s)", c->name,
+			 c->name);
 	else if (c->callbacks[0]) {
 		/* "a,b" -> "a || b": any callback given */
 		char any[128] = "", items[64], *save = NULL;
@@ -410,6 +425,8 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
 {
 	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
 	fprintf(o, "\tstruct rto_args_%s *a = p;\n", c->name);
+	if (is_void && !c->np) /* sync(), tzset(): nothing in or out */
+		fprintf(o, "\t(void)a;\n");
 	emit_forgets_before(o, c);
 	fprintf(o, "\t%srto_real_%s(", is_void ? "" : "a->ret = ", c->name);
 	for (int i = 0; i < c->np; i++)
@@ -480,6 +497,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %d, %d);\n", c->name, class_macro,
 		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, c->can_async,
 		c->cancel);
+	if (c->first)
+		fprintf(o, "static int rto_first_%s; /* a marked call of it has run */\n", c->name);
 	emit_routed(o, c, is_void);
 
 	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
