@@ -40,15 +40,20 @@ static int asks_kernel(int name)
 	}
 }
 
-RTO_EXPORT long sysconf(int name)
+static long route_sysconf(int name)
 {
 	struct rto_args_sysconf a = {.name = name};
-	if (rto_direct())
-		return rto_real_sysconf(name);
 	long ret;
 	RTO_WATCHED(&rto_fn_sysconf, ret = (asks_kernel(name) ? rto_call(&rto_fn_sysconf, &a, NULL)
 							      : rto_call_short(&rto_fn_sysconf, &a))
 						   ? -1
 						   : a.ret);
 	return ret;
+}
+
+/* ---- the call --------------------------------------------------------------- */
+
+RTO_EXPORT long sysconf(int name)
+{
+	return rto_direct() ? rto_real_sysconf(name) : route_sysconf(name);
 }
