@@ -81,6 +81,7 @@ HOOK(prep_err)
 	fflush(NULL);
 	saved2 = dup(2);
 	cr_assert(saved2 >= 0 && freopen(P("err"), "w", stderr));
+	setvbuf(stderr, NULL, _IONBF, 0); /* unbuffered, as stderr starts */
 }
 HOOK(post_out)
 {
@@ -223,7 +224,8 @@ CASE(__isoc99_scanf_ok) { char a[8] = ""; INT(iso_scanf("%5s", a)); note(r, "%s"
 CASE(__isoc99_vfscanf_ok) { int n = 0; INT(vcall(iso_vfscanf, x->fr, "hello%n", &n)); note(r, "n=%d", n); }
 CASE(__isoc99_vscanf_ok) { char a[8] = ""; INT(vcall_in(iso_vscanf, "%1s", a)); note(r, "%s", a); }
 CASE(dprintf_ok) { INT(dprintf(x->wr, "%s=%d", "dprintf", 1)); }
-CASE(dprintf_ebadf) { INT(dprintf(x->bad, "x")); }
+/* EBADF from a read-only descriptor: on one that is not open, glibc 2.36 leaks vdprintf's buffer. */
+CASE(dprintf_ebadf) { INT(dprintf(x->rd, "x")); }
 CASE(vdprintf_ok) { INT(vdcall(-1, x->wr, "%s", "vdprintf")); }
 CASE(__dprintf_chk_ok) { INT(__dprintf_chk(x->wr, 1, "%d", 99)); }
 CASE(__vdprintf_chk_ok) { INT(vdcall(1, x->wr, "chk%d", 2)); }
