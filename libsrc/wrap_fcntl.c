@@ -15,6 +15,8 @@
  */
 #include "shims_prelude.h"
 
+/* Uninstrumented: a sanitizer runtime may call these while it starts (rto.h). */
+
 struct rto_args_fcntl {
 	int ret;
 	int fd, cmd;
@@ -22,27 +24,27 @@ struct rto_args_fcntl {
 };
 
 /* F_DUPFD: the new descriptor is the same open file (fdclass.c). */
-static void born(struct rto_args_fcntl *a)
+RTO_UNINSTRUMENTED static void born(struct rto_args_fcntl *a)
 {
 	if (a->ret >= 0 && (a->cmd == F_DUPFD || a->cmd == F_DUPFD_CLOEXEC))
 		rto_fd_born_like(a->ret, a->fd);
 }
 
-void rto_run_fcntl(void *p)
+RTO_UNINSTRUMENTED void rto_run_fcntl(void *p)
 {
 	struct rto_args_fcntl *a = p;
 	a->ret = RTO_HAND_REAL(fcntl)(a->fd, a->cmd, a->arg);
 	born(a);
 }
 
-void rto_run_fcntl64(void *p)
+RTO_UNINSTRUMENTED void rto_run_fcntl64(void *p)
 {
 	struct rto_args_fcntl *a = p;
 	a->ret = RTO_HAND_REAL(fcntl64)(a->fd, a->cmd, a->arg);
 	born(a);
 }
 
-static int route_fcntl(struct rto_fn *fn, int fd, int cmd, long arg)
+RTO_UNINSTRUMENTED static int route_fcntl(struct rto_fn *fn, int fd, int cmd, long arg)
 {
 	struct rto_args_fcntl a = {.fd = fd, .cmd = cmd, .arg = arg};
 	int ret, wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
@@ -67,13 +69,13 @@ struct rto_args_ioctl {
 	long arg;
 };
 
-void rto_run_ioctl(void *p)
+RTO_UNINSTRUMENTED void rto_run_ioctl(void *p)
 {
 	struct rto_args_ioctl *a = p;
 	a->ret = RTO_HAND_REAL(ioctl)(a->fd, a->req, a->arg);
 }
 
-static int route_ioctl(int fd, unsigned long req, long arg)
+RTO_UNINSTRUMENTED static int route_ioctl(int fd, unsigned long req, long arg)
 {
 	struct rto_args_ioctl a = {.fd = fd, .req = req, .arg = arg};
 	int ret;
@@ -95,19 +97,19 @@ static int route_ioctl(int fd, unsigned long req, long arg)
 
 /* ---- the calls ------------------------------------------------------------- */
 
-RTO_EXPORT int fcntl(int fd, int cmd, ...)
+RTO_EXPORT RTO_UNINSTRUMENTED int fcntl(int fd, int cmd, ...)
 {
 	RTO_LONG_ARG(cmd);
 	return route_fcntl(&rto_fn_fcntl, fd, cmd, arg);
 }
 
-RTO_EXPORT int fcntl64(int fd, int cmd, ...)
+RTO_EXPORT RTO_UNINSTRUMENTED int fcntl64(int fd, int cmd, ...)
 {
 	RTO_LONG_ARG(cmd);
 	return route_fcntl(&rto_fn_fcntl64, fd, cmd, arg);
 }
 
-RTO_EXPORT int ioctl(int fd, unsigned long req, ...)
+RTO_EXPORT RTO_UNINSTRUMENTED int ioctl(int fd, unsigned long req, ...)
 {
 	RTO_LONG_ARG(req);
 	return route_ioctl(fd, req, arg);

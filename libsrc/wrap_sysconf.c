@@ -8,18 +8,20 @@
  */
 #include "shims_prelude.h"
 
+/* Uninstrumented: a sanitizer runtime calls sysconf() while it starts (rto.h). */
+
 struct rto_args_sysconf {
 	long ret;
 	int name;
 };
 
-void rto_run_sysconf(void *p)
+RTO_UNINSTRUMENTED void rto_run_sysconf(void *p)
 {
 	struct rto_args_sysconf *a = p;
 	a->ret = rto_real_sysconf(a->name);
 }
 
-static int asks_kernel(int name)
+RTO_UNINSTRUMENTED static int asks_kernel(int name)
 {
 	switch (name) {
 	case _SC_NPROCESSORS_ONLN: /* /sys/devices/system/cpu/online */
@@ -40,7 +42,7 @@ static int asks_kernel(int name)
 	}
 }
 
-static long route_sysconf(int name)
+RTO_UNINSTRUMENTED static long route_sysconf(int name)
 {
 	struct rto_args_sysconf a = {.name = name};
 	long ret;
@@ -53,7 +55,7 @@ static long route_sysconf(int name)
 
 /* ---- the call --------------------------------------------------------------- */
 
-RTO_EXPORT long sysconf(int name)
+RTO_EXPORT RTO_UNINSTRUMENTED long sysconf(int name)
 {
 	return rto_direct() ? rto_real_sysconf(name) : route_sysconf(name);
 }
