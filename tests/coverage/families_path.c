@@ -44,7 +44,8 @@ static void note_times(struct res *r, const char *path)
 {
 	struct stat st;
 	if (lstat(path, &st) == 0)
-		note(r, " %s:mtime=%lld", strrchr(path, '/') + 1, (long long)st.st_mtime);
+		note(r, " %s:mtime=%lld", strrchr(path, '/') + 1,
+		     st.st_mtime < 100000 ? (long long)st.st_mtime : -1LL); /* -1: now, untouched */
 }
 HOOK(post_times)
 {

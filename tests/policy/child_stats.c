@@ -5,7 +5,8 @@
  *
  *   thread_rows DIR
  *     Three marked threads, one after the other:
- *       rows-a  marks itself, makes 3 local calls (write to /dev/null), 2
+ *       rows-a  marks itself, makes 4 local calls (3 writes to /dev/null,
+ *               and the nanosleep below: calls.tbl's rtsafe rows), 2
  *               offloaded (mkdir), 4 refused (fsync: strict) and 5 queued
  *               (fwrite: async), sleeps 20 ms and touches 32 fresh pages,
  *               unmarks, exits.  Prints
@@ -15,8 +16,8 @@
  *               the unmark.
  *       rows-b  marked twice, one offloaded call (access) each time, and
  *               one call in between, unmarked: not counted.
- *       rows-live  marked, 2 local calls, then blocks (still marked) until
- *               the process exits: its row is read live.
+ *       rows-live  marked, 3 local calls (2 writes, a barrier wait), then blocks (still marked)
+ * until the process exits: its row is read live.
  *
  *   overflow N
  *     N threads one after the other, each marked for one local call
