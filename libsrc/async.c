@@ -248,11 +248,11 @@ static int drain_locked(uint64_t upto, int must)
 static int drain_until(uint64_t upto, int must)
 {
 	if (must)
-		pthread_mutex_lock(&drain_lock);
-	else if (pthread_mutex_trylock(&drain_lock) != 0)
+		rto_mutex_lock(&drain_lock);
+	else if (rto_mutex_trylock(&drain_lock) != 0)
 		return DRAIN_BUSY;
 	int ret = drain_locked(upto, must);
-	pthread_mutex_unlock(&drain_lock);
+	rto_mutex_unlock(&drain_lock);
 	return ret;
 }
 
@@ -509,10 +509,10 @@ static void drain_at_abort(void)
 		return;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
-	if (pthread_mutex_timedlock(&drain_lock, &until) != 0)
+	if (rto_mutex_timedlock(&drain_lock, &until) != 0)
 		return;
 	drain_locked(uatomic_read(&next_seq), 0);
-	pthread_mutex_unlock(&drain_lock);
+	rto_mutex_unlock(&drain_lock);
 	for (int k = 0; k < MAX_RINGS; k++) {
 		FILE *f = CMM_LOAD_SHARED(written_streams[k]);
 		if (f)

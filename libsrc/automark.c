@@ -148,7 +148,7 @@ static pthread_key_t registry_key;
 
 static void registry_add(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	rto_mutex_lock(&registry_lock);
 	for (int i = 0; i < REGISTRY_SIZE; i++) {
 		if (!registry[i].t) {
 			registry[i] = (struct entry){pthread_self(), (pid_t)rto_syscall(SYS_gettid),
@@ -157,15 +157,15 @@ static void registry_add(void)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	rto_mutex_unlock(&registry_lock);
 }
 
 static void registry_remove(void *slot)
 {
 	rto_thread_exits(); /* a thread marked by another has no destructor of its own */
-	pthread_mutex_lock(&registry_lock);
+	rto_mutex_lock(&registry_lock);
 	memset(slot, 0, sizeof(struct entry));
-	pthread_mutex_unlock(&registry_lock);
+	rto_mutex_unlock(&registry_lock);
 }
 
 /* Run fn on the thread's state, under the lock so that it cannot exit meanwhile. */
@@ -176,7 +176,7 @@ static void with_thread(int by_tid, pthread_t thread, pid_t tid, unsigned trait,
 		set_trait(&rto_self, 0, trait, on);
 		return;
 	}
-	pthread_mutex_lock(&registry_lock);
+	rto_mutex_lock(&registry_lock);
 	for (int i = 0; i < REGISTRY_SIZE; i++) {
 		struct entry *e = &registry[i];
 		if (e->t && (by_tid ? e->tid == tid : pthread_equal(e->thread, thread))) {
@@ -184,7 +184,7 @@ static void with_thread(int by_tid, pthread_t thread, pid_t tid, unsigned trait,
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	rto_mutex_unlock(&registry_lock);
 }
 
 /* ---- thread start ------------------------------------------------------ */

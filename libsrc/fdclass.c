@@ -299,7 +299,7 @@ void rto_fd_classify_open(void)
 		return;
 	/* No /proc: every number up to the descriptor limit. */
 	struct rlimit rl;
-	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : 1024;
+	long max = rto_real_getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur : 1024;
 	for (long fd = 0; fd < max && fd < FD_MAX; fd++)
 		classify_here((int)fd);
 }

@@ -40,7 +40,7 @@ static void before_fork(void)
 		return;
 	uint64_t end = rto_now_ns() + 100 * 1000 * 1000;
 	while (CMM_LOAD_SHARED(q->awake) + CMM_LOAD_SHARED(q->sleepers) < n && rto_now_ns() < end)
-		sched_yield();
+		rto_real_sched_yield();
 }
 
 static void child_after_fork(void)
@@ -62,7 +62,7 @@ static void child_after_fork(void)
 
 int rto_fork_init(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 
 	rto_q_size = (sizeof(*rto_q) + (size_t)page - 1) & ~((size_t)page - 1);
 	void *p = rto_real_mmap(NULL, rto_q_size, PROT_READ | PROT_WRITE,

@@ -86,12 +86,12 @@ static struct rto_req *take(struct rto_queue *q)
 {
 	struct rto_req *r;
 
-	pthread_mutex_lock(&q->dispatch);
+	rto_mutex_lock(&q->dispatch);
 	drain_queue(q);
 	r = q->pending;
 	if (r)
 		CMM_STORE_SHARED(q->pending, (struct rto_req *)r->node.next);
-	pthread_mutex_unlock(&q->dispatch);
+	rto_mutex_unlock(&q->dispatch);
 	return r;
 }
 
@@ -452,7 +452,7 @@ static void choose_cpus(cpu_set_t *out)
 
 	/* The marking thread's CPUs, if it is pinned (not on every CPU). */
 	if (sched_getaffinity(0, sizeof(mine), &mine) == 0 &&
-	    CPU_COUNT(&mine) < sysconf(_SC_NPROCESSORS_ONLN))
+	    CPU_COUNT(&mine) < rto_real_sysconf(_SC_NPROCESSORS_ONLN))
 		avoid = &mine;
 	int dropped = rto_helper_cpus(avoid, out);
 	rto_cpulist_format(out, list, sizeof(list));
@@ -527,7 +527,7 @@ int rto_helpers_start(void)
 		cmm_smp_rmb();
 		return 0;
 	}
-	pthread_mutex_lock(&q->start_lock);
+	rto_mutex_lock(&q->start_lock);
 	if (!q->ready) {
 		err = start_workers(q);
 		if (!err) {
@@ -535,7 +535,7 @@ int rto_helpers_start(void)
 			CMM_STORE_SHARED(q->ready, 1);
 		}
 	}
-	pthread_mutex_unlock(&q->start_lock);
+	rto_mutex_unlock(&q->start_lock);
 	if (err) {
 		errno = EAGAIN;
 		return -1;

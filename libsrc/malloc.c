@@ -140,10 +140,10 @@ void rto_next_free(void *p)
 static struct rto_counters no_counters;
 enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_MEMALIGN, FN_COUNT };
 static struct rto_fn pool_fns[FN_COUNT] = {
-	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
-	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
-	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
-	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters},
+	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
+	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
+	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
+	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
 };
 
 /* The caller's pool, or NULL: marked, malloc=pool, and it has one. */
@@ -319,12 +319,12 @@ RTO_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 RTO_EXPORT void *valloc(size_t n)
 {
-	return aligned((size_t)sysconf(_SC_PAGESIZE), n);
+	return aligned((size_t)getpagesize(), n);
 }
 
 RTO_EXPORT void *pvalloc(size_t n)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)getpagesize();
 	if (n > SIZE_MAX - page) {
 		errno = ENOMEM;
 		return NULL;

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 static const char *const class_names[RTO_CLASS_COUNT] = {
-	"desc", "path", "dir", "stdio", "dns", "net", "memory", "process",
+	"desc", "path", "dir", "stdio", "dns", "net", "memory", "process", "names", "rtsafe",
 };
 
 static const char *const handling_names[] = {"offload", "local", "strict", "warn", "async"};

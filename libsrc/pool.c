@@ -114,7 +114,7 @@ static struct rto_pool *map_slot(unsigned i)
 	if (rto_real_mlock(p, len) != 0)
 		rto_say(1, "malloc=pool: mlock of a %zu KiB pool failed (%s): it may be paged out",
 			len / 1024, strerror(errno));
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 	for (size_t off = 0; off < len; off += (size_t)page)
 		((volatile char *)p)[off] = 0; /* written: no copy-on-write fault left either */
 	__cds_wfcq_init(&pool->rhead, &pool->rtail);
@@ -284,7 +284,7 @@ void rto_pool_init(void)
 {
 	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
 		return;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = getpagesize();
 	head_bytes = (sizeof(struct rto_pool) + (size_t)page - 1) & ~((size_t)page - 1);
 	pool_bytes = (size_t)rto_opt.pool_kb * 1024;
 	slot_shift = 12;

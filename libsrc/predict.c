@@ -27,6 +27,7 @@
  * whose gaps are irregular.
  */
 #include "rto.h"
+#include "real.h"
 
 #include <string.h>
 
@@ -117,7 +118,7 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 {
 	if (!key || !t0) /* the library's own notices: not a thread's pattern */
 		return;
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	defaults(s);
 	struct rto_pattern *e = slot(s, key);
 	/*
@@ -152,18 +153,18 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 	}
 	if (t0 > e->last_t0)
 		e->last_t0 = t0;
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }
 
 void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now)
 {
 	if (!key)
 		return;
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	struct rto_pattern *e = find(s, key);
 	if (e)
 		e->last_done = now;
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }
 
 int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
@@ -171,7 +172,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 	int kind = RTO_PLAN_NONE, overdue = 0, irregular = 0;
 	uint64_t best = UINT64_MAX;
 
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	defaults(s);
 	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
 		struct rto_pattern *e = &s->p[i];
@@ -183,7 +184,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_PRED_BURST_NS;
 			p->linger = 1;
-			pthread_mutex_unlock(&s->lock);
+			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
 		}
 		uint64_t lo, hi;
@@ -216,7 +217,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			kind = RTO_PLAN_POLL;
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 	if (irregular)
 		return RTO_PLAN_NONE;
 	if (kind == RTO_PLAN_NONE && overdue)
@@ -226,16 +227,16 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 
 void rto_predict_sleeps(struct rto_predict *s, uint64_t now)
 {
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	s->slept_at = now;
 	s->woke_at = UINT64_MAX;
 	s->naps++;
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }
 
 void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out)
 {
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	s->woke_at = now;
 	if (timed_out && now >= wanted) {
 		/*
@@ -258,25 +259,25 @@ void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int 
 		if (s->overshoot_dev_ns > RTO_PRED_OVERSHOOT_MAX)
 			s->overshoot_dev_ns = RTO_PRED_OVERSHOOT_MAX;
 	}
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }
 
 void rto_predict_hit(struct rto_predict *s)
 {
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	/* Slowly: at equilibrium about one burst in 90 comes while we sleep (ln 2 / (1/64)). */
 	s->window_ns -= s->window_ns / 64;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
 		s->window_ns = RTO_PRED_WINDOW_MIN;
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }
 
 void rto_predict_missed(struct rto_predict *s)
 {
-	pthread_mutex_lock(&s->lock);
+	rto_mutex_lock(&s->lock);
 	s->window_ns /= 2;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
 		s->window_ns = RTO_PRED_WINDOW_MIN;
 	s->shrinks++;
-	pthread_mutex_unlock(&s->lock);
+	rto_mutex_unlock(&s->lock);
 }

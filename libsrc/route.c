@@ -118,20 +118,51 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream)
 	return 0;
 }
 
-int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, int callbacks)
+/*
+ * Short with these arguments (how), or past the only slow first use of an
+ * RTO_F_FIRST call: here, unless a policy made the call strict or warn.
+ */
+static int is_short(const struct rto_fn *fn, unsigned how)
+{
+	if (fn->handling != RTO_OFFLOAD && fn->handling != RTO_LOCAL)
+		return 0;
+	/*
+	 * first_done is set only after an offloaded call returned: the
+	 * helper's initialisation (libc's own, under libc's lock) happened
+	 * before the futex wake that ended that wait, and a thread that reads
+	 * it set runs the call under that same libc lock, which orders the rest.
+	 */
+	return (how & RTO_CALL_SHORT) ||
+	       ((fn->flags & RTO_F_FIRST) && CMM_LOAD_SHARED(fn->first_done));
+}
+
+/* An RTO_F_FIRST call ran on a helper: its first use is behind us. */
+static void first_use_done(struct rto_fn *fn)
+{
+	if (fn->handling == RTO_OFFLOAD && !rto_self.own_filter &&
+	    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT)
+		CMM_STORE_SHARED(fn->first_done, 1);
+}
+
+int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 {
 	if (RTO_UNLIKELY(fn->flags & RTO_F_INTERNAL))
 		return internal(fn, args);
 	/* Under a sanitizer, the callbacks given are its wrappers: they work here only. */
-	if (RTO_UNLIKELY(callbacks) && (fn->flags & RTO_F_CALLBACKS) &&
+	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS) &&
 	    rto_sanitizer_callbacks_here())
 		return run_here(fn, args);
 	/* Short and bounded on this descriptor: deterministic, so run it here. */
-	if ((fn->flags & RTO_F_BYFD) && fn->handling == RTO_OFFLOAD && rto_fd_runs_local(fd))
+	if (((fn->flags & RTO_F_BYFD) || (how & RTO_CALL_BYFD)) && fn->handling == RTO_OFFLOAD &&
+	    rto_fd_runs_local(fd))
 		return run_here(fn, args);
-	if (!(fn->flags & RTO_F_LOCK) || !rto_stream_lock_for_call(stream))
-		return decide(fn, args, stream);
-	int ret = decide(fn, args, stream); /* with the lock we took, to lend */
-	rto_stream_unlock_after_call(stream);
+	if (is_short(fn, how))
+		return run_here(fn, args);
+	int taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
+	int ret = decide(fn, args, stream); /* with a lock we took, to lend */
+	if (taken)
+		rto_stream_unlock_after_call(stream);
+	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && ret == 0)
+		first_use_done(fn);
 	return ret;
 }

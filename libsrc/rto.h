@@ -227,6 +227,8 @@ enum rto_class {
 	RTO_CLASS_NET,
 	RTO_CLASS_MEMORY,
 	RTO_CLASS_PROCESS,
+	RTO_CLASS_NAMES,  /* users, groups, time zone, locale, system figures */
+	RTO_CLASS_RTSAFE, /* waits and locks that stay on the caller */
 	RTO_CLASS_COUNT,
 	RTO_CLASS_INTERNAL = RTO_CLASS_COUNT /* the library's own requests: not in totals */
 };
@@ -352,6 +354,7 @@ enum rto_fn_flag {
 	RTO_F_CANCEL = 1 << 7,	  /* a POSIX cancellation point (transport.c) */
 	RTO_F_CAN_ASYNC = 1 << 8, /* a write that RTO_ASYNC may queue */
 	RTO_F_INTERNAL = 1 << 9,  /* the library's own request: never refused, never reported */
+	RTO_F_FIRST = 1 << 10, /* only its first use is slow: offloaded until a marked call ran */
 };
 
 struct rto_fn {
@@ -361,14 +364,15 @@ struct rto_fn {
 	unsigned char handling;	 /* enum rto_handling */
 	unsigned short flags;	 /* enum rto_fn_flag */
 	struct rto_counters *ctr;
+	int first_done; /* RTO_F_FIRST: a marked call of it ran on a helper (route.c) */
 };
 
 /* Every descriptor also lands in section rto_fns, for the stats walk. */
-#define RTO_FN_FULL(fname, class, handl, runfn, fflags)                                         \
-	static struct rto_counters rto_ctr_##fname;                                             \
-	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname, runfn,  class,                       \
-						   handl,  fflags, &rto_ctr_##fname};           \
-	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) = \
+#define RTO_FN_FULL(fname, class, handl, runfn, fflags)                                           \
+	static struct rto_counters rto_ctr_##fname;                                               \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname,	     runfn, class, handl, fflags, \
+						   &rto_ctr_##fname, 0};                          \
+	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) =   \
 		&rto_fn_##fname
 #define RTO_FN(fname, class, handl, runfn) RTO_FN_FULL(fname, class, handl, runfn, 0)
 
@@ -435,7 +439,14 @@ RTO_HIDDEN extern long (*rto_real_syscall)(long number, ...);
  * Returns 0 when the call ran (its result is in args, errno as the call left
  * it), -1 when it was refused (errno set).
  */
-RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, int callbacks);
+/* What a wrapper knows of one call from its arguments (rto_call's how). */
+enum rto_call_how {
+	RTO_CALL_BYFD = 1 << 0,	     /* decided by its descriptor, like an RTO_F_BYFD row */
+	RTO_CALL_SHORT = 1 << 1,     /* short and bounded with these arguments (fcntl(F_GETFL),
+					sysconf(_SC_PAGESIZE)): here unless a policy says strict/warn */
+	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
+};
+RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
 
 /* ---- fdclass.c: is this descriptor's kernel path short and bounded? ------ */
 

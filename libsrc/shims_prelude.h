@@ -12,22 +12,6 @@
 #endif
 #include "rto.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <syslog.h>
-#include <unistd.h>
-
 #include "real.h" /* rto_real_* and rto_fn_* (generated shims.h) */
 
 /* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */
@@ -45,5 +29,9 @@ static inline int rto_fd_of_dir(DIR *d)
 #undef fputc_unlocked
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef getc_unlocked
+#undef getchar_unlocked
+#undef fgetc_unlocked
+#undef getchar
 
 #endif

@@ -49,7 +49,7 @@ static struct rto_io_lock *lock_of(FILE *f)
 void rto_stream_selftest(void)
 {
 	char buf[16];
-	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	FILE *f = rto_real_fmemopen(buf, sizeof(buf), "w");
 	if (!f)
 		return;
 	struct rto_io_lock *l = lock_of(f);

@@ -46,6 +46,8 @@ struct call {
 	int lock;     /* "lock": the call takes its stream's lock; the caller takes it first */
 	int teardown; /* "teardown": the call frees its stream (and a lock lent with it) */
 	int dlerror;  /* "dlerror": its failure is reported by dlerror(), per thread */
+	int first;    /* "first": only the first use is non-deterministic: offloaded until then */
+	char stream[16];    /* "stream:S": its stream when no parameter is a FILE * (stdin) */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
@@ -110,6 +112,8 @@ static void parse_param(struct call *c, char *text)
 		fail_at(c->line, "too many parameters");
 	snprintf(p->decl, sizeof(p->decl), "%s", text);
 	param_name(text, p->name, sizeof(p->name), c->line);
+	if (!strcmp(p->name, "ret") || !strcmp(p->name, "a"))
+		fail_at(c->line, "'%s': a parameter may not be named '%s'", c->name, p->name);
 	/* "char *const argv[]" is "char *const *argv" in a struct */
 	char member[sizeof(p->member)];
 	char *br = strrchr(text, '[');
@@ -148,7 +152,7 @@ static void parse_params(struct call *c, char *text)
 
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]
- * flush  cancel  lock  callbacks:P,...
+ * flush  cancel  lock  callbacks:P,...  first  stream:S
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -172,12 +176,16 @@ static void parse_annotations(struct call *c, char *text)
 			c->teardown = 1;
 		} else if (!strcmp(t, "dlerror")) {
 			c->dlerror = 1;
+		} else if (!strcmp(t, "first")) {
+			c->first = 1;
+		} else if (!strncmp(t, "stream:", 7)) {
+			snprintf(c->stream, sizeof(c->stream), "%s", t + 7);
 		} else if (!strncmp(t, "callbacks:", 10)) {
 			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
-				"cancel, lock, teardown, dlerror, callbacks:)",
+				"cancel, lock, teardown, dlerror, callbacks:, first, stream:)",
 				c->name, t);
 		}
 	}
@@ -240,6 +248,8 @@ static const struct {
 	{"net", "RTO_CLASS_NET", "sockets"},
 	{"memory", "RTO_CLASS_MEMORY", "memory"},
 	{"process", "RTO_CLASS_PROCESS", "process-wide"},
+	{"names", "RTO_CLASS_NAMES", "users, groups, time zone, locale"},
+	{"rtsafe", "RTO_CLASS_RTSAFE", "realtime-safe waits and locks"},
 	{"thread", NULL, "the calling thread: identity, signals, lifetime (never routed)"},
 	{"alloc", NULL, "the allocator: served on the calling thread (never routed)"},
 };
@@ -267,6 +277,8 @@ static const char *stream_of(const struct call *c)
 {
 	if (strcmp(c->cls, "stdio"))
 		return "NULL";
+	if (c->stream[0])
+		return c->stream;
 	for (int i = 0; i < c->np; i++)
 		if (c->p[i].is_file)
 			return c->p[i].name;
@@ -322,6 +334,7 @@ static const char *flags_of(const struct call *c)
 		{c->dlerror, "RTO_F_DLERROR"},
 		{c->cancel, "RTO_F_CANCEL"},
 		{c->can_async, "RTO_F_CAN_ASYNC"},
+		{c->first, "RTO_F_FIRST"},
 	};
 	buf[0] = 0;
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
@@ -351,8 +364,11 @@ static const char *route_call(const struct call *c)
 			snprintf(any + strlen(any), sizeof(any) - strlen(any), "%s%s",
 				 any[0] ? " || " : "", it);
 	}
+	char how[160] = "0";
+	if (strcmp(any, "0"))
+		snprintf(how, sizeof(how), "(%s) ? RTO_CALL_CALLBACKS : 0", any);
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
-		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), any);
+		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;
 }
 
@@ -455,6 +471,8 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
 {
 	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
 	fprintf(o, "\tstruct rto_args_%s *a = p;\n", c->name);
+	if (is_void && !c->np) /* sync(), tzset(): nothing in or out */
+		fprintf(o, "\t(void)a;\n");
 	emit_forgets_before(o, c);
 	fprintf(o, "\t%srto_real_%s(", is_void ? "" : "a->ret = ", c->name);
 	for (int i = 0; i < c->np; i++)

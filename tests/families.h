@@ -16,6 +16,9 @@
 #include <netinet/in.h>
 #include <stdio.h>
 
+/* errno before each call: any value the calls themselves never set. */
+#define ERRNO_SENTINEL EMLINK
+
 struct fx {
 	char root[PATH_MAX]; /* the test's temporary directory */
 	char dir[PATH_MAX];  /* root/fx: the fixture, same path in both runs */
@@ -71,6 +74,8 @@ struct fcase {
 	void (*call)(struct fx *x, struct res *r); /* on the (un)marked thread */
 	int fail, err, code;			   /* expected: failure, errno, code */
 	int local;				   /* on the allow-list: runs on the caller */
+	int first;  /* "first" in calls.tbl: offloaded until one ran, local after */
+	int either; /* success depends on the machine (root, /etc files): compare only */
 	void (*prep)(struct fx *x, struct res *r); /* main thread, before */
 	void (*post)(struct fx *x, struct res *r); /* main thread, after */
 };

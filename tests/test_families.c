@@ -48,6 +48,7 @@ extern int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
 extern int __vprintf_chk(int flag, const char *fmt, va_list ap);
 extern int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
 extern void __syslog_chk(int prio, int flag, const char *fmt, ...);
+extern void __vsyslog_chk(int prio, int flag, const char *fmt, va_list ap);
 extern int __xstat(int ver, const char *path, struct stat *st);
 extern int __xstat64(int ver, const char *path, struct stat64 *st);
 extern int __lxstat(int ver, const char *path, struct stat *st);
@@ -1676,6 +1677,13 @@ static void vsyslog_call(int prio, const char *fmt, ...)
 	vsyslog(prio, fmt, ap);
 	va_end(ap);
 }
+static void vsyslog_chk_call(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	__vsyslog_chk(prio, 1, fmt, ap);
+	va_end(ap);
+}
 /* void: only that it runs, once, through the helper. */
 CASE(syslog_runs)
 {
@@ -1690,6 +1698,11 @@ CASE(__syslog_chk_runs)
 CASE(vsyslog_runs)
 {
 	vsyslog_call(LOG_USER | LOG_DEBUG, "librtoffload test %d", 3);
+	r->calls++;
+}
+CASE(__vsyslog_chk_runs)
+{
+	vsyslog_chk_call(LOG_USER | LOG_DEBUG, "librtoffload test %d", 4);
 	r->calls++;
 }
 
@@ -1710,6 +1723,7 @@ static const struct fcase process_cases[] = {
 	OK(syslog_runs),
 	OK(__syslog_chk_runs),
 	OK(vsyslog_runs),
+	OK(__vsyslog_chk_runs),
 };
 
 Test(families, process, .timeout = TEST_TIMEOUT)

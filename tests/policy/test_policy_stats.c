@@ -20,9 +20,10 @@ static const char *const counts[] = {"offloaded", "local", "denied", "async"};
 
 static void expect_counts(const struct run *r, const char *thread, const long *want)
 {
-	for (size_t i = 0; i < NCOUNTS; i++)
-		cr_expect_eq(json_thread(r, thread, counts[i]), want[i], "%s: %s %ld, wanted %ld",
-			     thread, counts[i], json_thread(r, thread, counts[i]), want[i]);
+	for (size_t i = 0; i < NCOUNTS; i++) /* -1: not exact (see the caller) */
+		cr_expect(want[i] < 0 || json_thread(r, thread, counts[i]) == want[i],
+			  "%s: %s %ld, wanted %ld", thread, counts[i],
+			  json_thread(r, thread, counts[i]), want[i]);
 }
 
 /* Every counted call belongs to a row: the rows add up to the totals. */
@@ -48,7 +49,7 @@ Test(stats, each_marked_thread_has_a_row_with_exact_counts)
 	cr_assert_eq(out_long(r.out, "rows-a", "failed", -1), 0, "%s", r.out);
 	cr_expect_eq(json_threads(&r), 3, "one row per marked thread: %s", r.json);
 
-	expect_counts(&r, "rows-a", (const long[]){2, 3, 4, 5});
+	expect_counts(&r, "rows-a", (const long[]){2, 4, 4, 5}); /* local: 3 writes, nanosleep */
 	cr_expect_eq(json_thread(&r, "rows-a", "exited"), 1);
 	expect_counts(&r, "rows-b", (const long[]){2, 0, 0, 0});
 	cr_expect_eq(json_thread(&r, "rows-b", "exited"), 1);
@@ -101,7 +102,7 @@ Test(stats, thread_rows_in_the_table)
 	int n = sscanf(p + 1, "%31s %15s %lu %lu %lu %lu %lu %lu %lu %31s", name, tid, &us, &off,
 		       &loc, &den, &asy, &mi, &ma, state);
 	cr_assert_eq(n, 10, "row: %.*s", (int)strcspn(p + 1, "\n"), p + 1);
-	cr_expect(off == 2 && loc == 3 && den == 4 && asy == 5, "%.*s", (int)strcspn(p + 1, "\n"),
+	cr_expect(off == 2 && loc == 4 && den == 4 && asy == 5, "%.*s", (int)strcspn(p + 1, "\n"),
 		  p + 1);
 	cr_expect_str_eq(state, "(exited)");
 	p = strstr(r.err, "\nrows-live ");
@@ -122,7 +123,11 @@ Test(stats, a_thread_marked_from_outside_has_a_row)
 	cr_assert_eq(out_long(r.out, NULL, "failed", -1), 0, "%s", r.out);
 	cr_expect_eq(json_threads(&r), 1, "%s", r.json);
 	/* named "done" when it exited */
-	expect_counts(&r, "done", (const long[]){2, 0, 0, 0});
+	/*
+	 * local: its pthread_barrier_wait calls (rtsafe rows) made while marked,
+	 * 2 or 3 depending on when the rename's marking lands.
+	 */
+	expect_counts(&r, "done", (const long[]){2, -1, 0, 0});
 	cr_expect_eq(json_thread(&r, "done", "exited"), 1);
 	cr_expect_gt(json_thread(&r, "done", "marked_ns"), 0);
 	expect_rows_sum_to_totals(&r, (const char *const[]){"done", NULL});
