@@ -135,6 +135,10 @@ void rto_next_free(void *p)
 	free_any(p);
 }
 
+/* Our own malloc (defined below), not the one our GOT entry binds to (maybe a sanitizer's). */
+RTO_HIDDEN void *rto_own_malloc(size_t n);
+static void find_first(void);
+
 /* ---- the pool's side ---------------------------------------------------------------- */
 
 static struct rto_counters no_counters;
@@ -245,7 +249,7 @@ RTO_EXPORT void *realloc(void *p, size_t n)
 	struct rto_pool *pool = my_pool();
 
 	if (!p)
-		return rto_malloc(n);
+		return rto_own_malloc(n);
 	if (n == 0) { /* glibc: frees, returns NULL */
 		free_any(p);
 		return NULL;
@@ -388,6 +392,7 @@ void rto_malloc_init(void)
 {
 	Dl_info info;
 
+	find_first();
 	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
 		return;
 	void *first = dlsym(RTLD_DEFAULT, "malloc");
@@ -404,6 +409,37 @@ void rto_malloc_init(void)
 	rto_pool_init();
 }
 
-/* The library's own allocations (rto_malloc.h): the same functions, no PLT. */
-extern __typeof__(malloc) rto_malloc __attribute__((alias("malloc"), copy(malloc)));
-extern __typeof__(free) rto_free __attribute__((alias("free"), copy(free)));
+/*
+ * The library's own allocations (rto_malloc.h) use the program's allocator,
+ * the first malloc in the lookup order: ours (a marked thread's pool, the
+ * next allocator elsewhere) without the PLT, or the one of a sanitizer or
+ * of a library preloaded before us, which then owns every block, the ones
+ * glibc and the helpers allocate for us too (strdup of a dlerror message).
+ */
+extern void rto_own_free(void *)
+	__attribute__((alias("free"), visibility("hidden"), leaf, nothrow));
+static void *(*first_malloc)(size_t);
+static void (*first_free)(void *);
+
+static void find_first(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc"), *f = dlsym(RTLD_DEFAULT, "free");
+	int ours = !m || m == (void *)rto_own_malloc;
+
+	CMM_STORE_SHARED(first_free, ours || !f ? rto_own_free : (void (*)(void *))f);
+	CMM_STORE_SHARED(first_malloc, ours ? rto_own_malloc : (void *(*)(size_t))m);
+}
+
+void *rto_malloc(size_t n)
+{
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(first_malloc)))
+		find_first();
+	return CMM_LOAD_SHARED(first_malloc)(n);
+}
+
+void rto_free(void *p)
+{
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(first_free)))
+		find_first();
+	CMM_LOAD_SHARED(first_free)(p);
+}

@@ -55,11 +55,17 @@ static void errno_sequence(void *arg)
 	snprintf(path, sizeof(path), "%s/e%d", e->dir, rt_offload_thread_is_marked());
 	errno = EINTR; /* sentinel: no successful call may change it */
 	STEP((fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) >= 0);
+	/*
+	 * The closed descriptor of step 5 is a high one: a low one could be
+	 * taken again meanwhile by a file the helpers open (their start reads
+	 * /proc/sys), and fsync on that is another error.
+	 */
+	int closed = dup2(fd, 777);
 	STEP(write(fd, "x", 1) == 1);
 	STEP(stat(path, &st) == 0);
-	STEP(close(fd) == 0);
+	STEP(close(fd) == 0 && close(closed) == 0);
 	STEP(write(-1, "x", 1) == -1);		      /* EBADF */
-	STEP(fsync(fd) == -1);			      /* closed: EBADF */
+	STEP(fsync(closed) == -1);		      /* closed: EBADF */
 	STEP(open("/nonexistent/x", O_RDONLY) == -1); /* ENOENT */
 	/* A success after a failure leaves the failure's errno, as in libc. */
 	STEP(stat(path, &st) == 0);

@@ -664,7 +664,8 @@ static void allowlist_case(const char *when)
 	if (!strcmp(when, "after"))
 		cr_expect_eq(marked, 1, "marking failed with the helpers already running");
 	if (marked)
-		cr_expect_geq(rel_kv(p.out, "offloaded", 0), 7, "filter %s: not offloaded", when);
+		/* open, close and stat at least: descriptor calls may run locally (fd_local=) */
+		cr_expect_geq(rel_kv(p.out, "offloaded", 0), 3, "filter %s: not offloaded", when);
 	cr_log_info("allow-list filter %s: marking %s", when, marked ? "worked" : "failed cleanly");
 	rel_rmtree(dir);
 }
