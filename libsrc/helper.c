@@ -377,10 +377,10 @@ static void idle(struct rto_queue *q)
 	}
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
-	if (rto_helper_watches && !has_work(q)) {
+	if (rto_helper_watches && !has_work(q) && rto_lifetime_watch_due()) {
 		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-			set_priority(0); /* not at a realtime caller's priority */
-		rto_lifetime_watch();	 /* at most once per RTO_LIFETIME_WATCH_NS */
+			set_priority(0); /* a look at /proc, not at a realtime caller's priority */
+		rto_lifetime_watch();
 	}
 	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
 		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)

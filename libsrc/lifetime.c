@@ -153,15 +153,18 @@ static _Noreturn void end_process(int exit_code)
 	__builtin_unreachable();
 }
 
+static uint64_t next_watch; /* only the watching worker reads and writes it */
+
+int rto_lifetime_watch_due(void)
+{
+	return rto_now_ns() >= next_watch; /* vDSO clock: no system call */
+}
+
 void rto_lifetime_watch(void)
 {
-	static uint64_t next; /* only the watching worker comes here */
 	struct proc_state ps;
-	uint64_t now = rto_now_ns();
 
-	if (now < next)
-		return;
-	next = now + RTO_LIFETIME_WATCH_NS;
+	next_watch = rto_now_ns() + RTO_LIFETIME_WATCH_NS;
 	if (read_proc(&ps) != 0 || ps.state != 'Z')
 		return;
 	if (ps.threads != (long)CMM_LOAD_SHARED(rto_q->helpers) + 1)

@@ -12,10 +12,12 @@
 RTO_HIDDEN void rto_lifetime_init(void);
 /* A helper was started (by the calling, application, thread): glibc must not count it. */
 RTO_HIDDEN void rto_lifetime_helper_started(void);
+/* The watching helper, idle: RTO_LIFETIME_WATCH_NS since its last look? */
+RTO_HIDDEN int rto_lifetime_watch_due(void);
 /*
- * The watching helper, idle: if every application thread has ended behind
- * glibc's back (a raw exit system call), end the process as the kernel
- * would have.  At most once per RTO_LIFETIME_WATCH_NS; returns otherwise.
+ * ... then: if every application thread has ended behind glibc's back (a
+ * raw exit system call), end the process as the kernel would have;
+ * otherwise return.
  */
 RTO_HIDDEN void rto_lifetime_watch(void);
 
