@@ -84,7 +84,12 @@ struct rt_offload_stats {
 	uint64_t major_faults;
 	/* Writes queued by the async handling (policy=stdio:async...). */
 	uint64_t async;
-	uint64_t reserved[7]; /* zero; room to grow without breaking the ABI */
+	/*
+	 * Calls that would have been offloaded but ran on the caller because
+	 * no helper thread could be started (said once on stderr).
+	 */
+	uint64_t fallback;
+	uint64_t reserved[6]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

@@ -26,8 +26,9 @@ void rto_init_once(void)
 	rto_thread_init();
 	rto_async_init(); /* async_path= */
 	rto_fd_init();	  /* classify descriptors where they are born? (strict, async_path) */
+	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
+		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 

@@ -16,6 +16,7 @@
 #include <sys/auxv.h>
 
 #include "rtoffload.h"
+#include "validate.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
@@ -569,4 +570,15 @@ void rto_options_load(void)
 		drop_file_options(&rto_opt);
 	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
+	/* What the machine refuses is refused now, not on the first offload. */
+	cpu_set_t online;
+	rto_cpus_online(&online);
+	if (rto_validate_cpus(&rto_opt, &online, err, sizeof(err)) < 0)
+		rto_die(RTO_EXIT_CONFIG, "%s", err);
+	if (rto_opt.mlock) {
+		struct rto_memlock m;
+		rto_memlock_self(&m);
+		if (rto_validate_mlock(&m, err, sizeof(err)) < 0)
+			rto_die(RTO_EXIT_CONFIG, "%s", err);
+	}
 }

@@ -29,6 +29,13 @@ static void run_here(struct rto_fn *fn, void *args)
 	rto_stats_local(fn);
 }
 
+/* No helper could start (said once, helper.c): the call runs here, counted apart. */
+static void run_fallback(struct rto_fn *fn, void *args)
+{
+	fn->run(args);
+	rto_stats_fallback(fn);
+}
+
 /*
  * No helper yet: the thread was marked by mark= (helpers start with the
  * first offload, not in the constructor) or this is a forked child (even of
@@ -91,7 +98,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 void rto_offload_internal(struct rto_fn *fn, void *args)
 {
 	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
-		fn->run(args);
+		run_fallback(fn, args);
 		return;
 	}
 	offload(fn, args, NULL, NULL);
@@ -110,9 +117,13 @@ int rto_call(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
-	if (RTO_UNLIKELY(rto_self.own_filter) ||
-	    (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)) {
-		run_here(fn, args); /* its own seccomp filter must see it, or no helper */
+	if (RTO_UNLIKELY(rto_self.own_filter)) {
+		run_here(fn, args); /* its own seccomp filter must see it */
+		return 0;
+	}
+	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
+		run_fallback(fn, args);
 		return 0;
 	}
 	/* Holding the stream's lock (flockfile): lend it to the worker. */

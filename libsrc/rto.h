@@ -114,6 +114,8 @@ RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
  * would remain.  Returns how many subtractions had to be dropped.
  */
 RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
+/* The online CPUs (sysfs; else the process's affinity; else CPU 0). */
+RTO_HIDDEN void rto_cpus_online(cpu_set_t *set);
 
 /* ---- thread.c: per-thread state ---------------------------------------- */
 
@@ -129,6 +131,7 @@ enum rto_route {
  */
 struct rto_thread_stats {
 	uint64_t offloaded, local, denied, async;
+	uint64_t fallback;     /* offload-mode calls run here: no helper could start */
 	uint64_t marked_ns;    /* finished marked intervals */
 	uint64_t marked_at;    /* rto_now_ns() when the current one began */
 	uint64_t minor, major; /* page faults of the finished marked intervals */
@@ -312,6 +315,7 @@ RTO_HIDDEN void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn);
 
 struct rto_counters {
 	uint64_t offloaded, local, denied, async;
+	uint64_t fallback; /* would have been offloaded, ran on the caller: no helper */
 	uint64_t max_ns;
 	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
 };
@@ -512,6 +516,7 @@ struct rto_queue {
 	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
 	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
+	int32_t failed;		    /* no helper could start: never tried again (but in a child) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
 };
 
@@ -593,6 +598,7 @@ RTO_HIDDEN void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_fallback(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
 RTO_HIDDEN void rto_stats_at_exit(void);
 /*

@@ -50,7 +50,7 @@ static uint32_t rows_claimed; /* may run past THREAD_ROWS: those are "other thre
 
 /* Threads beyond the table: counted here with atomics (rare by design). */
 static struct {
-	uint64_t threads, offloaded, local, denied, async;
+	uint64_t threads, offloaded, local, denied, async, fallback;
 	uint64_t marked_ns, minor, major; /* their finished marked intervals */
 	int64_t marked_now;		  /* of them, marked right now */
 } other;
@@ -256,6 +256,13 @@ void rto_stats_async(struct rto_fn *fn)
 	count_thread(&rto_self.st.async, &other.async);
 }
 
+void rto_stats_fallback(struct rto_fn *fn)
+{
+	uatomic_inc(&fn->ctr->fallback);
+	if (fn->cls != RTO_CLASS_INTERNAL)
+		count_thread(&rto_self.st.fallback, &other.fallback);
+}
+
 /* A forked child: nothing of its parent's, and only the forking thread lives on. */
 void rto_stats_reset(void)
 {
@@ -268,7 +275,7 @@ void rto_stats_reset(void)
 /* ---- reading ------------------------------------------------------------- */
 
 struct summary {
-	uint64_t offloaded, local, denied, async, p50, p99, max;
+	uint64_t offloaded, local, denied, async, fallback, p50, p99, max;
 };
 
 static uint64_t percentile(const uint64_t *hist, uint64_t total, uint64_t max, unsigned pct)
@@ -291,6 +298,7 @@ static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 	sum->local += CMM_LOAD_SHARED(c->local);
 	sum->denied += CMM_LOAD_SHARED(c->denied);
 	sum->async += CMM_LOAD_SHARED(c->async);
+	sum->fallback += CMM_LOAD_SHARED(c->fallback);
 	uint64_t max = CMM_LOAD_SHARED(c->max_ns);
 	if (max > sum->max_ns)
 		sum->max_ns = max;
@@ -308,6 +316,7 @@ static void summarise(const struct rto_counters *c, struct summary *s)
 	s->local = c->local;
 	s->denied = c->denied;
 	s->async = c->async;
+	s->fallback = c->fallback;
 	s->max = c->max_ns;
 	s->p50 = percentile(c->hist, n, c->max_ns, 50);
 	s->p99 = percentile(c->hist, n, c->max_ns, 99);
@@ -335,6 +344,7 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	out->rtt_p99_ns = s.p99;
 	out->rtt_max_ns = s.max;
 	out->async = s.async;
+	out->fallback = s.fallback;
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
@@ -377,7 +387,7 @@ static void out_printf(struct out *o, const char *fmt, ...)
 
 static int used(const struct summary *s)
 {
-	return s->offloaded || s->local || s->denied || s->async;
+	return s->offloaded || s->local || s->denied || s->async || s->fallback;
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -396,20 +406,30 @@ static void out_json_str(struct out *o, const char *s)
 	out_printf(o, "\"");
 }
 
-static void write_threads_table(struct out *o)
+/* The fallback column, only in a process where a call fell back (then last). */
+static void fallback_cell(struct out *o, int shown, uint64_t n)
+{
+	if (shown)
+		out_printf(o, " %10lu", n);
+}
+
+static void write_threads_table(struct out *o, int fb)
 {
 	struct thread_view v;
 	unsigned i = 0;
 
 	if (!uatomic_read(&rows_claimed))
 		return;
-	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s\n", "thread", "tid",
-		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt");
-	while (next_row(&i, &v))
-		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s\n", v.name,
+	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s\n", "thread", "tid",
+		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt",
+		   fb ? "   fallback" : "");
+	while (next_row(&i, &v)) {
+		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu", v.name,
 			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
-			   v.st.denied, v.st.async, v.st.minor, v.st.major,
-			   v.exited ? " (exited)" : "");
+			   v.st.denied, v.st.async, v.st.minor, v.st.major);
+		fallback_cell(o, fb, v.st.fallback);
+		out_printf(o, "%s\n", v.exited ? " (exited)" : "");
+	}
 	uint64_t n = uatomic_read(&other.threads);
 	if (n)
 		out_printf(o,
@@ -451,27 +471,38 @@ static void write_table(struct out *o)
 {
 	struct summary s;
 
-	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s\n",
-		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
-		   "p99_ns", "max_ns");
-	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
-		summarise((*f)->ctr, &s);
-		if (used(&s))
-			out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n",
-				   (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50,
-				   s.p99, s.max);
-	}
 	struct rt_offload_stats t;
 	rt_offload_get_stats(&t);
-	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded,
+	int fb = t.fallback > 0;
+
+	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s%s\n",
+		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
+		   "p99_ns", "max_ns", fb ? "   fallback" : "");
+	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
+		summarise((*f)->ctr, &s);
+		if (!used(&s))
+			continue;
+		out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", (*f)->name,
+			   s.offloaded, s.local, s.denied, s.async, s.p50, s.p99, s.max);
+		fallback_cell(o, fb, s.fallback);
+		out_printf(o, "\n");
+	}
+	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", "total", t.offloaded,
 		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
+	fallback_cell(o, fb, t.fallback);
+	out_printf(o, "\n");
+	if (fb)
+		out_printf(o,
+			   "fallback: %lu calls ran on their caller: no helper thread could "
+			   "start\n",
+			   t.fallback);
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
 		   t.major_faults);
 	uint64_t queued, full;
 	rto_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
-	write_threads_table(o);
+	write_threads_table(o, fb);
 	write_sites_table(o);
 }
 
@@ -479,9 +510,9 @@ static void write_json_counts(struct out *o, const struct rto_thread_stats *st)
 {
 	out_printf(o,
 		   "\"marked_ns\":%lu,\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,"
-		   "\"minor_faults\":%lu,\"major_faults\":%lu",
-		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->minor,
-		   st->major);
+		   "\"fallback\":%lu,\"minor_faults\":%lu,\"major_faults\":%lu",
+		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->fallback,
+		   st->minor, st->major);
 }
 
 static void write_json_threads(struct out *o)
@@ -504,6 +535,7 @@ static void write_json_threads(struct out *o)
 		.local = uatomic_read(&other.local),
 		.denied = uatomic_read(&other.denied),
 		.async = uatomic_read(&other.async),
+		.fallback = uatomic_read(&other.fallback),
 		.marked_ns = uatomic_read(&other.marked_ns),
 		.minor = uatomic_read(&other.minor),
 		.major = uatomic_read(&other.major),
@@ -543,22 +575,22 @@ static void write_json(struct out *o)
 	const char *sep = "";
 
 	rt_offload_get_stats(&t);
-	out_printf(
-		o,
-		"{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-		"\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
-		"\"major_faults\":%lu},\"calls\":[",
-		(int)getpid(), t.offloaded, t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns,
-		t.rtt_max_ns, t.minor_faults, t.major_faults);
+	out_printf(o,
+		   "{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
+		   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,"
+		   "\"minor_faults\":%lu,\"major_faults\":%lu},\"calls\":[",
+		   (int)getpid(), t.offloaded, t.local, t.denied, t.async, t.fallback, t.rtt_p50_ns,
+		   t.rtt_p99_ns, t.rtt_max_ns, t.minor_faults, t.major_faults);
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		summarise((*f)->ctr, &s);
 		if (!used(&s))
 			continue;
 		out_printf(o,
 			   "%s{\"name\":\"%s\",\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-			   "\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
-			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50, s.p99,
-			   s.max);
+			   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,"
+			   "\"max_ns\":%lu}",
+			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.fallback,
+			   s.p50, s.p99, s.max);
 		sep = ",";
 	}
 	out_printf(o, "]");
