@@ -35,6 +35,7 @@ enum {
 	OPT_STATS,
 	OPT_STATS_FILE,
 	OPT_WORKERS,
+	OPT_OPTIONS,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +46,7 @@ static const struct option longopts[] = {
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"options", required_argument, NULL, OPT_OPTIONS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -53,7 +55,7 @@ static const struct option longopts[] = {
 
 static const char help_text[] =
 	"Usage: rtoffload [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	"       rtoffload [--rt-cpus LIST] [--helper-cpus LIST] check\n"
+	"       rtoffload [--rt-cpus LIST] [--helper-cpus LIST] check [--options OPTS]\n"
 	"\n"
 	"Run PROGRAM with librtoffload preloaded: the non-deterministic libc calls\n"
 	"(write, fsync, fprintf, getaddrinfo, mmap...) of its realtime threads run on\n"
@@ -83,7 +85,10 @@ static const char help_text[] =
 	"  -V, --version       show the version\n"
 	"\n"
 	"  check               report this machine's fitness for realtime use and\n"
-	"                      what to change (takes --rt-cpus and --helper-cpus)\n"
+	"                      what to change (takes --rt-cpus and --helper-cpus);\n"
+	"                      with --options OPTS (or RTOFFLOAD_OPTIONS set), also\n"
+	"                      what that configuration does here, and exit 78 when\n"
+	"                      the library would refuse it\n"
 	"\n"
 	"The library goes first in LD_PRELOAD (a preload already there is kept,\n"
 	"after it; a sanitizer's runtime stays ahead) and\n"
@@ -329,6 +334,9 @@ static void apply_flag(int c, char **argv, struct launch *l)
 	case OPT_WORKERS:
 		l->workers = check_workers(optarg);
 		break;
+	case OPT_OPTIONS:
+		l->options = optarg;
+		break;
 	case 'v':
 		l->verbose++;
 		break;
@@ -408,6 +416,8 @@ int main(int argc, char **argv)
 		return run_check(argc - i, argv + i, &l);
 	if (i >= argc)
 		usage_error("no program to run");
+	if (l.options)
+		usage_error("--options is for check: RTOFFLOAD_OPTIONS is what a program gets");
 	check_mark_cpus(&l);
 	run(&l, argv + i);
 }
