@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "live.h"
 #include "shims_prelude.h" /* rto_fn_dlopen, rto_fn_dlclose */
 
 #include <errno.h>
@@ -428,6 +429,8 @@ static int start_workers(struct rto_queue *q)
 			"cannot start helper threads: %s; offload-mode calls of marked threads "
 			"now run on the caller (counted as fallback), strict ones are refused",
 			strerror(err));
+	if (started)
+		rto_live_start(&cpus, started);
 	return started ? 0 : err;
 }
 

@@ -6,6 +6,8 @@
  */
 #include "rto.h"
 
+#include "live.h"
+
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -41,4 +43,5 @@ __attribute__((destructor)) static void rto_fini(void)
 {
 	rto_async_at_exit(); /* nothing accepted is lost */
 	rto_stats_at_exit();
+	rto_live_at_exit(); /* no segment is left behind */
 }

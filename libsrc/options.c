@@ -367,6 +367,7 @@ static const struct key keys[] = {
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
+	NUMBER(live, 0, 1, "0 or 1"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
 };
@@ -382,6 +383,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->report_max = 100;
+	o->live = 1;
 	o->async_ring_kb = 256;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }

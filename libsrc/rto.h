@@ -78,6 +78,7 @@ struct rto_options {
 	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
 	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
 	int verbosity;
+	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
 };
 
 RTO_HIDDEN extern struct rto_options rto_opt;
@@ -251,6 +252,8 @@ RTO_HIDDEN void rto_async_forget_stream(FILE *f);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
+/* Bytes queued in the async rings now, their total size, and how many rings. */
+RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
 /* async_path=: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
@@ -612,6 +615,17 @@ RTO_HIDDEN void rto_stats_thread_marked(struct rto_thread *t, pid_t tid);
 RTO_HIDDEN void rto_stats_thread_fold(void);
 /* A finished marked interval of a thread beyond the table (time, faults). */
 RTO_HIDDEN void rto_stats_other_interval(uint64_t ns, uint64_t minor, uint64_t major);
+/* A row of the thread table, as the reports show it. */
+struct rto_thread_row {
+	char name[17];
+	pid_t tid;
+	int exited;
+	struct rto_thread_stats st;
+};
+/* The row after *i (start at 0): 1 and *out, or 0 at the end.  Lock-free. */
+RTO_HIDDEN int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out);
+/* How many marked threads did not fit in the table. */
+RTO_HIDDEN uint64_t rto_stats_other_threads(void);
 
 /* ---- report.c: the library's own messages -------------------------------- */
 

@@ -187,6 +187,24 @@ static int next_row(unsigned *i, struct thread_view *v)
 	return 0;
 }
 
+int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out)
+{
+	struct thread_view v;
+
+	if (!next_row(i, &v))
+		return 0;
+	memcpy(out->name, v.name, sizeof(out->name));
+	out->tid = v.tid;
+	out->exited = v.exited;
+	out->st = v.st;
+	return 1;
+}
+
+uint64_t rto_stats_other_threads(void)
+{
+	return uatomic_read(&other.threads);
+}
+
 static void reset_threads(void)
 {
 	memset(rows, 0, sizeof(rows));
