@@ -79,7 +79,9 @@ static int stale(const char *name, uid_t me)
 {
 	char path[300];
 	struct stat st;
-	struct rto_live head;
+	/* Only the header: the whole segment would not fit on this thread's stack. */
+	unsigned char head[offsetof(struct rto_live, request)];
+	uint64_t magic, started;
 	long pid = 0;
 
 	for (const char *p = name + sizeof(RTO_LIVE_PREFIX) - 1; *p; p++) {
@@ -92,11 +94,14 @@ static int stale(const char *name, uid_t me)
 	if (fd < 0)
 		return 0;
 	int old = syscall(SYS_fstat, fd, &st) == 0 && st.st_uid == me &&
-		  syscall(SYS_pread64, fd, &head, offsetof(struct rto_live, request), 0) ==
-			  (long)offsetof(struct rto_live, request) &&
-		  head.magic == RTO_LIVE_MAGIC &&
-		  (kill((pid_t)pid, 0) < 0 ? errno == ESRCH
-					   : start_time((pid_t)pid) != head.starttime);
+		  syscall(SYS_pread64, fd, head, sizeof(head), 0) == (long)sizeof(head);
+	if (old) {
+		memcpy(&magic, head + offsetof(struct rto_live, magic), sizeof(magic));
+		memcpy(&started, head + offsetof(struct rto_live, starttime), sizeof(started));
+		old = magic == RTO_LIVE_MAGIC &&
+		      (kill((pid_t)pid, 0) < 0 ? errno == ESRCH
+					       : start_time((pid_t)pid) != started);
+	}
 	syscall(SYS_close, fd);
 	return old;
 }

@@ -8,6 +8,7 @@
  * 78 from inside the program that names a key the user never typed.
  */
 #include "launcher.h"
+#include "live_read.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -56,6 +57,8 @@ static const struct option longopts[] = {
 static const char help_text[] =
 	"Usage: rtoffload [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"       rtoffload [--rt-cpus LIST] [--helper-cpus LIST] check [--options OPTS]\n"
+	"       rtoffload stat PID [--json]\n"
+	"       rtoffload top PID [--interval SECONDS] [--iterations N]\n"
 	"\n"
 	"Run PROGRAM with librtoffload preloaded: the non-deterministic libc calls\n"
 	"(write, fsync, fprintf, getaddrinfo, mmap...) of its realtime threads run on\n"
@@ -89,6 +92,12 @@ static const char help_text[] =
 	"                      with --options OPTS (or RTOFFLOAD_OPTIONS set), also\n"
 	"                      what that configuration does here, and exit 78 when\n"
 	"                      the library would refuse it\n"
+	"  stat PID            one copy of a running process's live view: per\n"
+	"                      function and per marked thread, offloaded, local,\n"
+	"                      denied, async, fallback, round trips, faults\n"
+	"                      (--json: as JSON)\n"
+	"  top PID             the same, refreshed in place every --interval seconds\n"
+	"                      (default 1), counts and round trips of the interval\n"
 	"\n"
 	"The library goes first in LD_PRELOAD (a preload already there is kept,\n"
 	"after it; a sanitizer's runtime stays ahead) and\n"
@@ -411,9 +420,14 @@ int main(int argc, char **argv)
 	struct launch l = {0};
 	int i = parse_flags(argc, argv, &l);
 
-	/* After "--", "check" is a program like any other. */
-	if (i < argc && strcmp(argv[i], "check") == 0 && strcmp(argv[i - 1], "--") != 0)
+	/* After "--", "check", "stat" and "top" are programs like any other. */
+	int word = i < argc && (i == 0 || strcmp(argv[i - 1], "--") != 0);
+	if (word && strcmp(argv[i], "check") == 0)
 		return run_check(argc - i, argv + i, &l);
+	if (word && strcmp(argv[i], "stat") == 0)
+		return live_stat_main(argc - i, argv + i);
+	if (word && strcmp(argv[i], "top") == 0)
+		return live_top_main(argc - i, argv + i);
 	if (i >= argc)
 		usage_error("no program to run");
 	if (l.options)
