@@ -173,3 +173,26 @@ void live_fn_interval(const struct rto_live *now, const struct rto_live *before,
 	v->all_p99 = percentile(f->hist, f->max_ns, 99);
 	v->all_max = f->max_ns;
 }
+
+void live_total_interval(const struct rto_live *now, const struct rto_live *before, uint64_t *p50,
+			 uint64_t *p99, uint64_t *max)
+{
+	static uint64_t hist[RTO_HIST_BUCKETS];
+	uint64_t top = 0;
+
+	memset(hist, 0, sizeof(hist));
+	for (unsigned i = 0; i < now->nfns && i < RTO_LIVE_FNS; i++) {
+		const struct rto_live_fn *f = &now->fns[i], *b = find_fn(before, f->name);
+		for (unsigned k = 0; k < RTO_HIST_BUCKETS; k++)
+			hist[k] += f->hist[k] - (b ? b->hist[k] : 0);
+		top = f->max_ns > top ? f->max_ns : top;
+	}
+	*p50 = percentile(hist, top, 50);
+	*p99 = percentile(hist, top, 99);
+	*max = 0;
+	for (unsigned k = RTO_HIST_BUCKETS; k-- > 0;)
+		if (hist[k]) {
+			*max = rto_live_bucket_top(k) < top ? rto_live_bucket_top(k) : top;
+			break;
+		}
+}

@@ -42,6 +42,10 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 /* A process id argument; a usage error otherwise. */
 pid_t live_parse_pid(const char *s);
 
+/* The round trips of every function over the interval since `before`. */
+void live_total_interval(const struct rto_live *now, const struct rto_live *before, uint64_t *p50,
+			 uint64_t *p99, uint64_t *max);
+
 /* stat.c and top.c: `rtoffload stat|top PID ...`; argv[0] is the word. */
 int live_stat_main(int argc, char **argv);
 int live_top_main(int argc, char **argv);

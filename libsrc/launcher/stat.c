@@ -94,8 +94,11 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	struct rto_live_counts t = minus(l->total, before ? &before->total : NULL);
 	fprintf(o, "%-18s", "total");
 	counts(o, &t);
-	fprintf(o, " %10lu %10lu %10lu%s", (unsigned long)l->p50_ns, (unsigned long)l->p99_ns,
-		(unsigned long)l->max_ns, eol);
+	uint64_t p50 = l->p50_ns, p99 = l->p99_ns, max = l->max_ns;
+	if (before) /* the interval's, like the rows above (the library's own requests too) */
+		live_total_interval(l, before, &p50, &p99, &max);
+	fprintf(o, " %10lu %10lu %10lu%s", (unsigned long)p50, (unsigned long)p99,
+		(unsigned long)max, eol);
 	fprintf(o, "%s%-16s %8s %10s %10s %10s %10s %10s %10s %10s%s", eol, "thread", "tid",
 		"offloaded", "local", "denied", "async", "fallback", "minor_flt", "major_flt", eol);
 	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
