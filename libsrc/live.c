@@ -264,7 +264,7 @@ static void *publisher(void *arg)
 	struct rto_live *l = create();
 	if (!l)
 		return NULL;
-	CMM_STORE_SHARED(seg, l);
+	__atomic_store_n(&seg, l, __ATOMIC_RELEASE); /* seg_pid and seg_path first */
 	publish(l); /* a first copy: a reader that does not ask still sees something */
 	for (;;) {
 		uint32_t want = CMM_LOAD_SHARED(l->request);
@@ -288,9 +288,10 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	if (!rto_opt.live || getauxval(AT_SECURE) || started == getpid())
 		return;
 	started = getpid();
-	if (seg && seg_pid != started) { /* the parent's, inherited: not ours to write */
-		syscall(SYS_munmap, seg, sizeof(*seg));
-		seg = NULL;
+	struct rto_live *old_seg = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+	if (old_seg && seg_pid != started) { /* the parent's, inherited: not ours to write */
+		syscall(SYS_munmap, old_seg, sizeof(*old_seg));
+		__atomic_store_n(&seg, NULL, __ATOMIC_RELAXED);
 	}
 	live_cpus = *cpus;
 	live_workers = workers;
@@ -315,6 +316,6 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 
 void rto_live_at_exit(void)
 {
-	if (CMM_LOAD_SHARED(seg) && seg_pid == getpid())
+	if (__atomic_load_n(&seg, __ATOMIC_ACQUIRE) && seg_pid == getpid())
 		syscall(SYS_unlinkat, AT_FDCWD, seg_path, 0);
 }
