@@ -95,7 +95,9 @@ struct rt_offload_stats {
 /*
  * Mark the calling thread realtime: from now on its non-deterministic
  * wrapped calls run on a helper (or are refused, in strict mode).
- * Returns 0, or -1 with errno set (EAGAIN: the helper could not be started).
+ * Returns 0, or -1 with errno set (EAGAIN: the helpers could not be
+ * started; said once on stderr, and not tried again in this process, so
+ * every later mark fails the same way at once).
  */
 int rt_offload_mark_thread(void) RT_OFFLOAD_WEAK;
 

@@ -66,6 +66,7 @@ static const struct bad bad_options[] = {
 	{"helper_priority=high", "helper_priority"},
 	{"stats=2", "stats"},
 	{"verbosity=9", "verbosity"},
+	{"live=2", "live"},
 };
 
 #define NBAD  (sizeof(bad_options) / sizeof(bad_options[0]))
@@ -137,6 +138,8 @@ static const char *const good_options[] = {
 	"stats=0:verbosity=0",
 	"verbosity=2",
 	"workers=1:workers=2", /* a repeated key: the last wins */
+	"live=0",
+	"live=1",
 };
 
 _Static_assert(NBAD <= 64 && NGOOD <= 64, "more options than indices");
