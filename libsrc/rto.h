@@ -624,6 +624,8 @@ struct rto_thread_row {
 };
 /* The row after *i (start at 0): 1 and *out, or 0 at the end.  Lock-free. */
 RTO_HIDDEN int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out);
+/* The table has a free row (a thread beyond it counts with shared atomics). */
+RTO_HIDDEN int rto_stats_table_has_room(void);
 /* How many marked threads did not fit in the table. */
 RTO_HIDDEN uint64_t rto_stats_other_threads(void);
 

@@ -200,6 +200,11 @@ int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out)
 	return 1;
 }
 
+int rto_stats_table_has_room(void)
+{
+	return uatomic_read(&rows_claimed) < THREAD_ROWS;
+}
+
 uint64_t rto_stats_other_threads(void)
 {
 	return uatomic_read(&other.threads);

@@ -167,9 +167,12 @@ static void begin_marked(struct rto_thread *t, pid_t tid)
 		/*
 		 * The live view (live.c) shows a row per marked thread: claimed
 		 * at the first mark (one atomic add, no system call); its calls
-		 * are counted in TLS anyway.  Time and faults need stats.
+		 * are counted in TLS anyway.  Time and faults need stats.  Not
+		 * past the table: a thread there would count its calls with
+		 * shared atomics, a cost on its path that only stats= asks for.
 		 */
-		if (rto_opt.live && !__atomic_load_n(&t->row, __ATOMIC_RELAXED)) {
+		if (rto_opt.live && !__atomic_load_n(&t->row, __ATOMIC_RELAXED) &&
+		    rto_stats_table_has_room()) {
 			rto_stats_thread_marked(t, tid);
 			if (!tid)
 				pthread_setspecific(exit_key, &rto_self);
