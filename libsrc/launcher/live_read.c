@@ -20,6 +20,28 @@
 
 #define WAIT_FRESH_MS 2000 /* a publisher that does not answer by then is stuck or gone */
 
+/* Field 22 of /proc/PID/stat: when the process started (0: unknown). */
+static uint64_t start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+	for (int field = 2; p && *p && field < 22; p++)
+		field += *p == ' ';
+	if (p)
+		sscanf(p, "%llu", &v);
+	return v;
+}
+
 int live_open(pid_t pid, struct live_handle *h, char *err, size_t len)
 {
 	char path[64];
@@ -57,6 +79,15 @@ int live_open(pid_t pid, struct live_handle *h, char *err, size_t len)
 	if (h->seg->magic != RTO_LIVE_MAGIC || h->seg->version != RTO_LIVE_VERSION ||
 	    h->seg->size != sizeof(struct rto_live)) {
 		snprintf(err, len, "%s: written by another version of librtoffload", path);
+		live_close(h);
+		return -1;
+	}
+	uint64_t started = start_time(pid);
+	if (started && h->seg->starttime && started != h->seg->starttime) {
+		snprintf(err, len,
+			 "%s is stale: left by an earlier process %d (its pid now names "
+			 "another)",
+			 path, (int)pid);
 		live_close(h);
 		return -1;
 	}
