@@ -130,8 +130,13 @@ static void read_comm(pid_t tid, char *name, size_t len)
 	name[strcspn(name, "\n")] = '\0';
 }
 
-/* The counts of a live thread, its current marked interval included. */
-static int read_live(struct row *r, struct thread_view *v)
+/*
+ * The counts of a live thread; with `current`, its current marked interval
+ * too (time, faults), which reads the thread's route: a plain byte its
+ * owner writes, fine at exit but a race for a reader that runs along (the
+ * live view, which shows finished intervals only).
+ */
+static int read_live(struct row *r, struct thread_view *v, int current)
 {
 	struct rto_thread *t = r->t;
 	uint64_t minor, major;
@@ -141,7 +146,8 @@ static int read_live(struct row *r, struct thread_view *v)
 	if (live) {
 		for (size_t i = 0; i < sizeof(v->st) / sizeof(uint64_t); i++)
 			((uint64_t *)&v->st)[i] = rto_read64((const uint64_t *)&t->st + i);
-		if (CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT && rto_thread_counting() &&
+		if (current && rto_thread_counting() &&
+		    CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT &&
 		    rto_thread_fault_counts(r->tid, &minor, &major) == 0) {
 			uint64_t now = rto_now_ns(), mi0 = rto_read64(&t->minflt),
 				 ma0 = rto_read64(&t->majflt);
@@ -154,11 +160,11 @@ static int read_live(struct row *r, struct thread_view *v)
 	return live;
 }
 
-static void view_of(struct row *r, struct thread_view *v)
+static void view_of(struct row *r, struct thread_view *v, int current)
 {
 	memset(v, 0, sizeof(*v));
 	v->tid = r->tid;
-	if (read_live(r, v)) {
+	if (read_live(r, v, current)) {
 		read_comm(r->tid, v->name, sizeof(v->name));
 		return;
 	}
@@ -177,11 +183,11 @@ static unsigned rows_used(void)
 }
 
 /* The next row that is filled in (a claim publishes its state last). */
-static int next_row(unsigned *i, struct thread_view *v)
+static int next_row(unsigned *i, struct thread_view *v, int current)
 {
 	for (; *i < rows_used(); (*i)++)
 		if (uatomic_read(&rows[*i].state) != ROW_FREE) {
-			view_of(&rows[(*i)++], v);
+			view_of(&rows[(*i)++], v, current);
 			return 1;
 		}
 	return 0;
@@ -191,7 +197,7 @@ int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out)
 {
 	struct thread_view v;
 
-	if (!next_row(i, &v))
+	if (!next_row(i, &v, 0))
 		return 0;
 	memcpy(out->name, v.name, sizeof(out->name));
 	out->tid = v.tid;
@@ -446,7 +452,7 @@ static void write_threads_table(struct out *o, int fb)
 	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s\n", "thread", "tid",
 		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt",
 		   fb ? "   fallback" : "");
-	while (next_row(&i, &v)) {
+	while (next_row(&i, &v, 1)) {
 		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu", v.name,
 			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
 			   v.st.denied, v.st.async, v.st.minor, v.st.major);
@@ -545,7 +551,7 @@ static void write_json_threads(struct out *o)
 	const char *sep = "";
 
 	out_printf(o, ",\"threads\":[");
-	while (next_row(&i, &v)) {
+	while (next_row(&i, &v, 1)) {
 		out_printf(o, "%s{\"thread\":", sep);
 		out_json_str(o, v.name);
 		out_printf(o, ",\"tid\":%d,\"exited\":%d,", (int)v.tid, v.exited);
