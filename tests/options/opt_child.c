@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,22 +105,59 @@ static int clones(void)
 	return count;
 }
 
+/*
+ * The supervisor is forked before the filter exists and gets the listener
+ * over a socket: a runtime that starts a thread of its own in a forked
+ * child (ThreadSanitizer does) must not be caught by the filter it would
+ * otherwise inherit, waiting for an answer from itself.
+ */
 static int start_supervisor(void)
 {
-	int listener;
+	int sv[2], listener = -1;
+	char byte = 0;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (syscall(SYS_pipe2, req, O_CLOEXEC) || syscall(SYS_pipe2, ans, O_CLOEXEC))
+	if (syscall(SYS_pipe2, req, O_CLOEXEC) || syscall(SYS_pipe2, ans, O_CLOEXEC) ||
+	    syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		syscall(SYS_close, req[1]); /* so that the parent's exit is an EOF */
+		syscall(SYS_close, sv[0]);
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		if (syscall(SYS_recvmsg, sv[1], &msg, 0) != 1)
+			_exit(1);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		if (!c || c->cmsg_type != SCM_RIGHTS)
+			_exit(1);
+		memcpy(&listener, CMSG_DATA(c), sizeof(int));
+		supervise(listener);
+	}
+	syscall(SYS_close, sv[1]);
 	listener = install_filter();
 	if (listener < 0)
 		return -1;
-	pid_t pid = fork(); /* a plain clone: the filter lets it through */
-	if (pid == 0) {
-		syscall(SYS_close, req[1]); /* so that the parent's exit is an EOF */
-		supervise(listener);
-	}
+	memset(&ctl, 0, sizeof(ctl));
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	long sent = syscall(SYS_sendmsg, sv[0], &msg, 0);
 	syscall(SYS_close, listener);
-	return pid > 0 ? 0 : -1;
+	syscall(SYS_close, sv[0]);
+	return sent == 1 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
