@@ -590,10 +590,14 @@ void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *nr)
 
 	*used = *cap = 0;
 	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+		/* A claimed ring is set up before its buf is stored: only those with one. */
+		if (!CMM_LOAD_SHARED(rings[i].buf))
+			continue;
+		cmm_smp_rmb();
 		uint64_t head = CMM_LOAD_SHARED(rings[i].head),
 			 tail = CMM_LOAD_SHARED(rings[i].tail);
 		*used += head > tail ? head - tail : 0;
-		*cap += CMM_LOAD_SHARED(rings[i].cap);
+		*cap += rings[i].cap;
 	}
 	*nr = (uint32_t)(n < MAX_RINGS ? n : MAX_RINGS);
 }
