@@ -383,7 +383,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->report_max = 100;
-	o->live = 1;
+	o->live = 0; /* off until the abort seen in forked children (tar | gzip) is understood */
 	o->async_ring_kb = 256;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }

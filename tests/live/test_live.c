@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OPTIONS "RTOFFLOAD_OPTIONS=fd_local=none:policy=fsync:local,unlink:strict"
+#define OPTIONS "RTOFFLOAD_OPTIONS=live=1:fd_local=none:policy=fsync:local,unlink:strict"
 
 struct child {
 	pid_t pid;
