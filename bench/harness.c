@@ -498,8 +498,15 @@ void h_send_value(const char *name, double value)
 	send_rec(name, REC_VALUE, &value, 1, sizeof(value));
 }
 
+/*
+ * In the child, before its exec.  BENCH_EXTRA_OPTIONS (e.g. live=0) is
+ * appended to every configuration's options, to compare one option's cost
+ * across the whole run: it comes last, so it wins.
+ */
 static void set_env(int with_lib, const char *options)
 {
+	const char *extra = getenv("BENCH_EXTRA_OPTIONS");
+	char all[4096];
 	/* BENCH_PRELOAD_AFTER: another preload after the library (bench-alloc: jemalloc). */
 	const char *after = getenv("BENCH_PRELOAD_AFTER");
 	char both[2 * 4096 + 2];
@@ -510,6 +517,10 @@ static void set_env(int with_lib, const char *options)
 		setenv("LD_PRELOAD", h_opt.lib, 1);
 	else
 		unsetenv("LD_PRELOAD");
+	if (options && extra && *extra) {
+		snprintf(all, sizeof(all), "%s%s%s", options, *options ? ":" : "", extra);
+		options = all;
+	}
 	if (options)
 		setenv("RTOFFLOAD_OPTIONS", options, 1);
 	else

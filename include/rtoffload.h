@@ -84,13 +84,20 @@ struct rt_offload_stats {
 	uint64_t major_faults;
 	/* Writes queued by the async handling (policy=stdio:async...). */
 	uint64_t async;
-	uint64_t reserved[7]; /* zero; room to grow without breaking the ABI */
+	/*
+	 * Calls that would have been offloaded but ran on the caller because
+	 * no helper thread could be started (said once on stderr).
+	 */
+	uint64_t fallback;
+	uint64_t reserved[6]; /* zero; room to grow without breaking the ABI */
 };
 
 /*
  * Mark the calling thread realtime: from now on its non-deterministic
  * wrapped calls run on a helper (or are refused, in strict mode).
- * Returns 0, or -1 with errno set (EAGAIN: the helper could not be started).
+ * Returns 0, or -1 with errno set (EAGAIN: the helpers could not be
+ * started; said once on stderr, and not tried again in this process, so
+ * every later mark fails the same way at once).
  */
 int rt_offload_mark_thread(void) RT_OFFLOAD_WEAK;
 

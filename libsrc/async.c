@@ -585,6 +585,25 @@ void rto_async_counts(uint64_t *queued, uint64_t *full)
 	*full = uatomic_read(&full_count);
 }
 
+/* Read from another thread: each ring's head and tail are single words. */
+void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *nr)
+{
+	int n = CMM_LOAD_SHARED(nrings);
+
+	*used = *cap = 0;
+	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+		/* A claimed ring is set up before its buf is stored: only those with one. */
+		if (!CMM_LOAD_SHARED(rings[i].buf))
+			continue;
+		cmm_smp_rmb();
+		uint64_t head = CMM_LOAD_SHARED(rings[i].head),
+			 tail = CMM_LOAD_SHARED(rings[i].tail);
+		*used += head > tail ? head - tail : 0;
+		*cap += rings[i].cap;
+	}
+	*nr = (uint32_t)(n < MAX_RINGS ? n : MAX_RINGS);
+}
+
 /* fd was closed, replaced or reborn: an error of its old file is not its own. */
 void rto_async_forget(int fd)
 {

@@ -182,7 +182,7 @@ static int read_cpulist(const char *path, cpu_set_t *set)
 	return rto_cpulist_parse(buf, set);
 }
 
-static void online_cpus(cpu_set_t *set)
+void rto_cpus_online(cpu_set_t *set)
 {
 	if (read_cpulist(SYSFS_CPU "online", set) == 0 && CPU_COUNT(set) > 0)
 		return;
@@ -229,7 +229,7 @@ int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out)
 		*out = rto_opt.helper_cpus;
 		return 0;
 	}
-	online_cpus(out);
+	rto_cpus_online(out);
 	if (avoid)
 		skipped += subtract(out, avoid);
 	if (rto_opt.rt_cpus_set)

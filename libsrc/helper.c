@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "live.h"
 #include <errno.h>
 #include <locale.h>
 #include <netdb.h>
@@ -417,6 +418,28 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 
 static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
 
+/*
+ * When every CPU of helper_cpus goes offline the kernel moves the helpers
+ * to some other CPU and widens their affinity (select_fallback_rq): they
+ * keep serving, from there.  Looked at after each idle wake-up (getcpu is
+ * a vDSO call), said once per process.
+ */
+static void check_cpu(void)
+{
+	static int32_t said;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || CPU_ISSET(cpu, &worker_cpus) || CMM_LOAD_SHARED(said) ||
+	    uatomic_xchg(&said, 1))
+		return;
+	char list[256];
+	rto_cpulist_format(&worker_cpus, list, sizeof(list));
+	rto_say(0,
+		"a helper runs on CPU %d, outside its CPUs %s (gone offline?): offloading goes on "
+		"there",
+		cpu, list);
+}
+
 static void *worker_main(void *arg)
 {
 	struct rto_queue *q = rto_q;
@@ -430,6 +453,7 @@ static void *worker_main(void *arg)
 		struct rto_req *r = take(q);
 		if (!r) {
 			idle(q);
+			check_cpu();
 			continue;
 		}
 		const void *key = r->key; /* r is the caller's again once published */
@@ -502,20 +526,35 @@ static int start_workers(struct rto_queue *q)
 	pthread_attr_setschedparam(&attr, &other);
 	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
 	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
-	for (unsigned i = 0; i < n && !err; i++) {
-		err = rto_create_own_thread(&tid, &attr, worker_main, (void *)(uintptr_t)i);
+	unsigned started = 0;
+	for (; started < n && !err; started += !err) {
+		err = rto_create_own_thread(&tid, &attr, worker_main, (void *)(uintptr_t)started);
 		if (!err) { /* named before any call is served: tools see every helper */
 			rto_lifetime_helper_started(); /* glibc counts it no more */
 			char name[16];
-			snprintf(name, sizeof(name), "rtoffload/%u", i);
+			snprintf(name, sizeof(name), "rtoffload/%u", started);
 			rto_real_pthread_setname_np(tid, name);
 		}
 	}
 	pthread_attr_destroy(&attr);
 	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		rto_say(0, "cannot start helper threads: %s", strerror(err));
-	return err;
+	/*
+	 * Said once: the caller does not try again (rto_q->failed), so a
+	 * realtime loop neither repeats the line nor the thread creation.
+	 * Workers that did start serve everything: fewer of them is slower,
+	 * not wrong.
+	 */
+	if (err && started)
+		rto_say(0, "started %u of %u helper threads (%s): offloading goes on with %u",
+			started, n, strerror(err), started);
+	else if (err)
+		rto_say(0,
+			"cannot start helper threads: %s; offload-mode calls of marked threads "
+			"now run on the caller (counted as fallback), strict ones are refused",
+			strerror(err));
+	if (started)
+		rto_live_start(&cpus, started);
+	return started ? 0 : err;
 }
 
 int rto_helpers_start(void)
@@ -527,13 +566,21 @@ int rto_helpers_start(void)
 		cmm_smp_rmb();
 		return 0;
 	}
+	if (CMM_LOAD_SHARED(q->failed)) { /* no second try in this process */
+		errno = EAGAIN;
+		return -1;
+	}
 	rto_mutex_lock(&q->start_lock);
-	if (!q->ready) {
+	if (!q->ready && !q->failed) {
 		err = start_workers(q);
 		if (!err) {
 			cmm_smp_wmb(); /* queue initialised before anyone sees ready */
 			CMM_STORE_SHARED(q->ready, 1);
+		} else {
+			CMM_STORE_SHARED(q->failed, 1);
 		}
+	} else if (!q->ready) {
+		err = EAGAIN; /* another thread's start failed while we waited */
 	}
 	rto_mutex_unlock(&q->start_lock);
 	if (err) {

@@ -8,6 +8,8 @@
 #include "lifetime.h"
 #include "rto_malloc.h"
 
+#include "live.h"
+
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -30,8 +32,9 @@ void rto_init_once(void)
 	rto_async_init();  /* async_path= */
 	rto_fd_init();	   /* classify descriptors where they are born? (strict, async_path) */
 	rto_malloc_init(); /* malloc=pool: the pools' address range, before mlockall */
+	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-		rto_say(0, "mlock=1: mlockall failed: %m (RLIMIT_MEMLOCK, or not root?)");
+		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 
@@ -44,4 +47,5 @@ __attribute__((destructor)) static void rto_fini(void)
 {
 	rto_async_at_exit(); /* nothing accepted is lost */
 	rto_stats_at_exit();
+	rto_live_at_exit(); /* no segment is left behind */
 }

@@ -17,6 +17,7 @@
 
 #include "rto_malloc.h"
 #include "rtoffload.h"
+#include "validate.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
@@ -395,6 +396,7 @@ static const struct key keys[] = {
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
+	NUMBER(live, 0, 1, "0 or 1"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
 };
@@ -411,6 +413,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->helper_idle_us = 200;
 	o->helper_wake = RTO_WAKE_PREDICT;
 	o->report_max = 100;
+	o->live = 0; /* off until the abort seen in forked children (tar | gzip) is understood */
 	o->async_ring_kb = 256;
 	o->pool_kb = 4096;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
@@ -600,4 +603,15 @@ void rto_options_load(void)
 		drop_file_options(&rto_opt);
 	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
+	/* What the machine refuses is refused now, not on the first offload. */
+	cpu_set_t online;
+	rto_cpus_online(&online);
+	if (rto_validate_cpus(&rto_opt, &online, err, sizeof(err)) < 0)
+		rto_die(RTO_EXIT_CONFIG, "%s", err);
+	if (rto_opt.mlock) {
+		struct rto_memlock m;
+		rto_memlock_self(&m);
+		if (rto_validate_mlock(&m, err, sizeof(err)) < 0)
+			rto_die(RTO_EXIT_CONFIG, "%s", err);
+	}
 }

@@ -31,6 +31,13 @@ static int run_here(struct rto_fn *fn, void *args)
 	return 0;
 }
 
+/* No helper could start (said once, helper.c): the call runs here, counted apart. */
+static void run_fallback(struct rto_fn *fn, void *args)
+{
+	fn->run(args);
+	rto_stats_fallback(fn);
+}
+
 /*
  * No helper yet: the thread was marked by mark= (helpers start with the
  * first offload, not in the constructor) or this is a forked child (even of
@@ -90,7 +97,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 static int internal(struct rto_fn *fn, void *args)
 {
 	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)
-		fn->run(args);
+		run_fallback(fn, args);
 	else
 		offload(fn, args, NULL, NULL);
 	return 0;
@@ -107,9 +114,13 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
-	if (RTO_UNLIKELY(rto_self.own_filter) ||
-	    (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0))
-		return run_here(fn, args); /* its own seccomp filter must see it, or no helper */
+	if (RTO_UNLIKELY(rto_self.own_filter))
+		return run_here(fn, args); /* its own seccomp filter must see it */
+	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
+	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
+		run_fallback(fn, args);
+		return 0;
+	}
 	/* Holding the stream's lock (flockfile): lend it to the worker. */
 	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
 	if (owned && (!rto_stream_lending_ok() || (fn->flags & RTO_F_TEARDOWN)))

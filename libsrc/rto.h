@@ -86,6 +86,7 @@ struct rto_options {
 	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
+	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
 };
 
 RTO_HIDDEN extern struct rto_options rto_opt;
@@ -122,6 +123,8 @@ RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
  * would remain.  Returns how many subtractions had to be dropped.
  */
 RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
+/* The online CPUs (sysfs; else the process's affinity; else CPU 0). */
+RTO_HIDDEN void rto_cpus_online(cpu_set_t *set);
 
 /* ---- thread.c: per-thread state ---------------------------------------- */
 
@@ -137,6 +140,7 @@ enum rto_route {
  */
 struct rto_thread_stats {
 	uint64_t offloaded, local, denied, async;
+	uint64_t fallback;     /* offload-mode calls run here: no helper could start */
 	uint64_t marked_ns;    /* finished marked intervals */
 	uint64_t marked_at;    /* rto_now_ns() when the current one began */
 	uint64_t minor, major; /* page faults of the finished marked intervals */
@@ -264,6 +268,8 @@ RTO_HIDDEN void rto_async_at_exit(void);
 RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
 /* abort(): what is queued is written first, then libc's abort() (the exported abort() too). */
 RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
+/* Bytes queued in the async rings now, their total size, and how many rings. */
+RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
 /* async_path=: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
@@ -334,6 +340,7 @@ RTO_HIDDEN void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn);
 
 struct rto_counters {
 	uint64_t offloaded, local, denied, async;
+	uint64_t fallback; /* would have been offloaded, ran on the caller: no helper */
 	uint64_t max_ns;
 	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
 };
@@ -579,6 +586,7 @@ struct rto_queue {
 	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
 	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
+	int32_t failed;		    /* no helper could start: never tried again (but in a child) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
 	/* Helpers only (predict.c, pollcap.c). */
 	struct rto_predict predict __attribute__((aligned(RTO_CACHELINE)));
@@ -667,6 +675,7 @@ RTO_HIDDEN void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_fallback(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
 /* rt_offload_get_stats(), for the library's own use. */
 struct rt_offload_stats;
@@ -683,6 +692,20 @@ RTO_HIDDEN void rto_stats_thread_marked(struct rto_thread *t, pid_t tid);
 RTO_HIDDEN void rto_stats_thread_fold(void);
 /* A finished marked interval of a thread beyond the table (time, faults). */
 RTO_HIDDEN void rto_stats_other_interval(uint64_t ns, uint64_t minor, uint64_t major);
+/* A row of the thread table, as the reports show it. */
+struct rto_thread_row {
+	char name[17];
+	pid_t tid;
+	int exited;
+	struct rto_thread_stats st;
+};
+/* The row after *i (start at 0): 1 and *out, or 0 at the end.  Lock-free; finished marked intervals
+ * only. */
+RTO_HIDDEN int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out);
+/* The table has a free row (a thread beyond it counts with shared atomics). */
+RTO_HIDDEN int rto_stats_table_has_room(void);
+/* How many marked threads did not fit in the table. */
+RTO_HIDDEN uint64_t rto_stats_other_threads(void);
 
 /* ---- report.c: the library's own messages -------------------------------- */
 

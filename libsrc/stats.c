@@ -52,7 +52,7 @@ static uint32_t rows_claimed; /* may run past THREAD_ROWS: those are "other thre
 
 /* Threads beyond the table: counted here with atomics (rare by design). */
 static struct {
-	uint64_t threads, offloaded, local, denied, async;
+	uint64_t threads, offloaded, local, denied, async, fallback;
 	uint64_t marked_ns, minor, major; /* their finished marked intervals */
 	int64_t marked_now;		  /* of them, marked right now */
 } other;
@@ -132,8 +132,13 @@ static void read_comm(pid_t tid, char *name, size_t len)
 	name[strcspn(name, "\n")] = '\0';
 }
 
-/* The counts of a live thread, its current marked interval included. */
-static int read_live(struct row *r, struct thread_view *v)
+/*
+ * The counts of a live thread; with `current`, its current marked interval
+ * too (time, faults), which reads the thread's route: a plain byte its
+ * owner writes, fine at exit but a race for a reader that runs along (the
+ * live view, which shows finished intervals only).
+ */
+static int read_live(struct row *r, struct thread_view *v, int current)
 {
 	struct rto_thread *t = r->t;
 	uint64_t minor, major;
@@ -143,7 +148,8 @@ static int read_live(struct row *r, struct thread_view *v)
 	if (live) {
 		for (size_t i = 0; i < sizeof(v->st) / sizeof(uint64_t); i++)
 			((uint64_t *)&v->st)[i] = rto_read64((const uint64_t *)&t->st + i);
-		if (CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT && rto_thread_counting() &&
+		if (current && rto_thread_counting() &&
+		    CMM_LOAD_SHARED(t->route) != RTO_ROUTE_DIRECT &&
 		    rto_thread_fault_counts(r->tid, &minor, &major) == 0) {
 			uint64_t now = rto_now_ns(), mi0 = rto_read64(&t->minflt),
 				 ma0 = rto_read64(&t->majflt);
@@ -156,11 +162,11 @@ static int read_live(struct row *r, struct thread_view *v)
 	return live;
 }
 
-static void view_of(struct row *r, struct thread_view *v)
+static void view_of(struct row *r, struct thread_view *v, int current)
 {
 	memset(v, 0, sizeof(*v));
 	v->tid = r->tid;
-	if (read_live(r, v)) {
+	if (read_live(r, v, current)) {
 		read_comm(r->tid, v->name, sizeof(v->name));
 		return;
 	}
@@ -179,14 +185,37 @@ static unsigned rows_used(void)
 }
 
 /* The next row that is filled in (a claim publishes its state last). */
-static int next_row(unsigned *i, struct thread_view *v)
+static int next_row(unsigned *i, struct thread_view *v, int current)
 {
 	for (; *i < rows_used(); (*i)++)
 		if (uatomic_read(&rows[*i].state) != ROW_FREE) {
-			view_of(&rows[(*i)++], v);
+			view_of(&rows[(*i)++], v, current);
 			return 1;
 		}
 	return 0;
+}
+
+int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out)
+{
+	struct thread_view v;
+
+	if (!next_row(i, &v, 0))
+		return 0;
+	memcpy(out->name, v.name, sizeof(out->name));
+	out->tid = v.tid;
+	out->exited = v.exited;
+	out->st = v.st;
+	return 1;
+}
+
+int rto_stats_table_has_room(void)
+{
+	return uatomic_read(&rows_claimed) < THREAD_ROWS;
+}
+
+uint64_t rto_stats_other_threads(void)
+{
+	return uatomic_read(&other.threads);
 }
 
 static void reset_threads(void)
@@ -258,6 +287,13 @@ void rto_stats_async(struct rto_fn *fn)
 	count_thread(&rto_self.st.async, &other.async);
 }
 
+void rto_stats_fallback(struct rto_fn *fn)
+{
+	uatomic_inc(&fn->ctr->fallback);
+	if (fn->cls != RTO_CLASS_INTERNAL)
+		count_thread(&rto_self.st.fallback, &other.fallback);
+}
+
 /* A forked child: nothing of its parent's, and only the forking thread lives on. */
 void rto_stats_reset(void)
 {
@@ -270,7 +306,7 @@ void rto_stats_reset(void)
 /* ---- reading ------------------------------------------------------------- */
 
 struct summary {
-	uint64_t offloaded, local, denied, async, p50, p99, max;
+	uint64_t offloaded, local, denied, async, fallback, p50, p99, max;
 };
 
 static uint64_t percentile(const uint64_t *hist, uint64_t total, uint64_t max, unsigned pct)
@@ -293,6 +329,7 @@ static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 	sum->local += CMM_LOAD_SHARED(c->local);
 	sum->denied += CMM_LOAD_SHARED(c->denied);
 	sum->async += CMM_LOAD_SHARED(c->async);
+	sum->fallback += CMM_LOAD_SHARED(c->fallback);
 	uint64_t max = CMM_LOAD_SHARED(c->max_ns);
 	if (max > sum->max_ns)
 		sum->max_ns = max;
@@ -310,6 +347,7 @@ static void summarise(const struct rto_counters *c, struct summary *s)
 	s->local = c->local;
 	s->denied = c->denied;
 	s->async = c->async;
+	s->fallback = c->fallback;
 	s->max = c->max_ns;
 	s->p50 = percentile(c->hist, n, c->max_ns, 50);
 	s->p99 = percentile(c->hist, n, c->max_ns, 99);
@@ -337,6 +375,7 @@ int rto_stats_get(struct rt_offload_stats *out)
 	out->rtt_p99_ns = s.p99;
 	out->rtt_max_ns = s.max;
 	out->async = s.async;
+	out->fallback = s.fallback;
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
@@ -384,7 +423,7 @@ static void out_printf(struct out *o, const char *fmt, ...)
 
 static int used(const struct summary *s)
 {
-	return s->offloaded || s->local || s->denied || s->async;
+	return s->offloaded || s->local || s->denied || s->async || s->fallback;
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -403,7 +442,14 @@ static void out_json_str(struct out *o, const char *s)
 	out_printf(o, "\"");
 }
 
-static void write_threads_table(struct out *o)
+/* The fallback column, only in a process where a call fell back (then last). */
+static void fallback_cell(struct out *o, int shown, uint64_t n)
+{
+	if (shown)
+		out_printf(o, " %10lu", n);
+}
+
+static void write_threads_table(struct out *o, int fb)
 {
 	struct thread_view v;
 	unsigned i = 0;
@@ -411,19 +457,21 @@ static void write_threads_table(struct out *o)
 	if (!uatomic_read(&rows_claimed))
 		return;
 	int pool = rto_pool_on(); /* malloc=pool: three more columns */
-	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s\n", "thread", "tid",
+	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s%s\n", "thread", "tid",
 		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt",
-		   pool ? "  pool_high_kb pool_fallbacks pool_failures" : "");
-	while (next_row(&i, &v)) {
+		   pool ? "  pool_high_kb pool_fallbacks pool_failures" : "",
+		   fb ? "   fallback" : "");
+	while (next_row(&i, &v, 1)) {
 		char extra[64] = "";
 		if (pool)
 			snprintf(extra, sizeof(extra), " %13lu %14lu %13lu",
 				 (v.st.pool_high + 1023) / 1024, v.st.pool_fallbacks,
 				 v.st.pool_failures);
-		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s%s\n", v.name,
+		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s", v.name,
 			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
-			   v.st.denied, v.st.async, v.st.minor, v.st.major, extra,
-			   v.exited ? " (exited)" : "");
+			   v.st.denied, v.st.async, v.st.minor, v.st.major, extra);
+		fallback_cell(o, fb, v.st.fallback);
+		out_printf(o, "%s\n", v.exited ? " (exited)" : "");
 	}
 	uint64_t n = uatomic_read(&other.threads);
 	if (n)
@@ -466,27 +514,38 @@ static void write_table(struct out *o)
 {
 	struct summary s;
 
-	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s\n",
-		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
-		   "p99_ns", "max_ns");
-	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
-		summarise((*f)->ctr, &s);
-		if (used(&s))
-			out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n",
-				   (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50,
-				   s.p99, s.max);
-	}
 	struct rt_offload_stats t;
 	rto_stats_get(&t);
-	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu\n", "total", t.offloaded,
+	int fb = t.fallback > 0;
+
+	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s%s\n",
+		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
+		   "p99_ns", "max_ns", fb ? "   fallback" : "");
+	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
+		summarise((*f)->ctr, &s);
+		if (!used(&s))
+			continue;
+		out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", (*f)->name,
+			   s.offloaded, s.local, s.denied, s.async, s.p50, s.p99, s.max);
+		fallback_cell(o, fb, s.fallback);
+		out_printf(o, "\n");
+	}
+	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", "total", t.offloaded,
 		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
+	fallback_cell(o, fb, t.fallback);
+	out_printf(o, "\n");
+	if (fb)
+		out_printf(o,
+			   "fallback: %lu calls ran on their caller: no helper thread could "
+			   "start\n",
+			   t.fallback);
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
 		   t.major_faults);
 	uint64_t queued, full;
 	rto_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
-	write_threads_table(o);
+	write_threads_table(o, fb);
 	write_sites_table(o);
 }
 
@@ -494,10 +553,11 @@ static void write_json_counts(struct out *o, const struct rto_thread_stats *st)
 {
 	out_printf(o,
 		   "\"marked_ns\":%lu,\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,"
-		   "\"minor_faults\":%lu,\"major_faults\":%lu,\"pool_high_bytes\":%lu,"
+		   "\"fallback\":%lu,\"minor_faults\":%lu,\"major_faults\":%lu,\"pool_high_bytes\":"
+		   "%lu,"
 		   "\"pool_fallbacks\":%lu,\"pool_failures\":%lu",
-		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->minor,
-		   st->major, st->pool_high, st->pool_fallbacks, st->pool_failures);
+		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->fallback,
+		   st->minor, st->major, st->pool_high, st->pool_fallbacks, st->pool_failures);
 }
 
 static void write_json_threads(struct out *o)
@@ -507,7 +567,7 @@ static void write_json_threads(struct out *o)
 	const char *sep = "";
 
 	out_printf(o, ",\"threads\":[");
-	while (next_row(&i, &v)) {
+	while (next_row(&i, &v, 1)) {
 		out_printf(o, "%s{\"thread\":", sep);
 		out_json_str(o, v.name);
 		out_printf(o, ",\"tid\":%d,\"exited\":%d,", (int)v.tid, v.exited);
@@ -520,6 +580,7 @@ static void write_json_threads(struct out *o)
 		.local = uatomic_read(&other.local),
 		.denied = uatomic_read(&other.denied),
 		.async = uatomic_read(&other.async),
+		.fallback = uatomic_read(&other.fallback),
 		.marked_ns = uatomic_read(&other.marked_ns),
 		.minor = uatomic_read(&other.minor),
 		.major = uatomic_read(&other.major),
@@ -559,22 +620,22 @@ static void write_json(struct out *o)
 	const char *sep = "";
 
 	rto_stats_get(&t);
-	out_printf(
-		o,
-		"{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-		"\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
-		"\"major_faults\":%lu},\"calls\":[",
-		(int)getpid(), t.offloaded, t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns,
-		t.rtt_max_ns, t.minor_faults, t.major_faults);
+	out_printf(o,
+		   "{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
+		   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,"
+		   "\"minor_faults\":%lu,\"major_faults\":%lu},\"calls\":[",
+		   (int)getpid(), t.offloaded, t.local, t.denied, t.async, t.fallback, t.rtt_p50_ns,
+		   t.rtt_p99_ns, t.rtt_max_ns, t.minor_faults, t.major_faults);
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
 		summarise((*f)->ctr, &s);
 		if (!used(&s))
 			continue;
 		out_printf(o,
 			   "%s{\"name\":\"%s\",\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-			   "\"async\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
-			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.p50, s.p99,
-			   s.max);
+			   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,"
+			   "\"max_ns\":%lu}",
+			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.fallback,
+			   s.p50, s.p99, s.max);
 		sep = ",";
 	}
 	out_printf(o, "]");

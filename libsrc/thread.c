@@ -153,8 +153,22 @@ static void begin_marked(struct rto_thread *t, pid_t tid)
 {
 	uint64_t minor, major;
 
-	if (!rto_thread_counting())
+	if (!rto_thread_counting()) {
+		/*
+		 * The live view (live.c) shows a row per marked thread: claimed
+		 * at the first mark (one atomic add, no system call); its calls
+		 * are counted in TLS anyway.  Time and faults need stats.  Not
+		 * past the table: a thread there would count its calls with
+		 * shared atomics, a cost on its path that only stats= asks for.
+		 */
+		if (rto_opt.live && !__atomic_load_n(&t->row, __ATOMIC_RELAXED) &&
+		    rto_stats_table_has_room()) {
+			rto_stats_thread_marked(t, tid);
+			if (!tid)
+				pthread_setspecific(exit_key, &rto_self);
+		}
 		return;
+	}
 	rto_thread_fault_counts(tid, &minor, &major);
 	__atomic_store_n(&t->minflt, minor, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->majflt, major, __ATOMIC_RELAXED);

@@ -68,6 +68,7 @@ static const struct bad bad_options[] = {
 	{"verbosity=9", "verbosity"},
 	{"helper_wake=poll", "helper_wake"}, /* issue 15: predict or idle only */
 	{"helper_wake=", "helper_wake"},
+	{"live=2", "live"},
 };
 
 #define NBAD  (sizeof(bad_options) / sizeof(bad_options[0]))
@@ -141,6 +142,8 @@ static const char *const good_options[] = {
 	"workers=1:workers=2", /* a repeated key: the last wins */
 	"helper_wake=predict",
 	"helper_wake=idle:helper_idle_us=0",
+	"live=0",
+	"live=1",
 };
 
 _Static_assert(NBAD <= 64 && NGOOD <= 64, "more options than indices");

@@ -147,15 +147,17 @@ static int boot_param(const char *key, char *out, size_t len)
 
 /* ---- gathering ---------------------------------------------------------- */
 
-/* rt_cpus and helper_cpus: the flag, else what RTOFFLOAD_OPTIONS says. */
+/* check --options, else RTOFFLOAD_OPTIONS (NULL: neither). */
+static const char *opts_text;
+
+/* rt_cpus and helper_cpus: the flag, else what the options say. */
 static int given_cpus(const char *flag, const char *key, cpu_set_t *set)
 {
 	char val[LIST_MAX];
 
 	if (flag)
 		return cpus_parse(flag, set) == 0;
-	return options_get(getenv("RTOFFLOAD_OPTIONS"), key, val, sizeof(val)) &&
-	       cpus_parse(val, set) == 0;
+	return options_get(opts_text, key, val, sizeof(val)) && cpus_parse(val, set) == 0;
 }
 
 static void gather_model(struct facts *f)
@@ -857,6 +859,7 @@ int check_run(const struct launch *l)
 {
 	static struct facts f; /* large; and zeroed */
 
+	opts_text = l->options ? l->options : getenv("RTOFFLOAD_OPTIONS");
 	gather_cpus(&f, l);
 	gather_kernel(&f);
 	gather_limits(&f);
@@ -865,5 +868,22 @@ int check_run(const struct launch *l)
 	print_kernel(&f);
 	print_limits(&f);
 	print_advice(&f);
-	return fflush(stdout) == 0 ? 0 : 1;
+	int status = 0;
+	if (opts_text) {
+		struct config_machine m = {
+			.online = f.online,
+			.isolated = f.isolated,
+			.nohz = f.nohz,
+			.has_nohz = f.has_nohz,
+			.rt_runtime = f.rt_runtime,
+			.rt_period = f.rt_period,
+			.preempt = f.preempt,
+			.preempt_weak = f.preempt_weak,
+			.lib = f.lib.path,
+			.lib_ok = f.lib_ok,
+		};
+		status = config_report(opts_text, l->options ? "--options" : "RTOFFLOAD_OPTIONS",
+				       &m);
+	}
+	return fflush(stdout) == 0 ? status : 1;
 }

@@ -31,6 +31,7 @@ struct launch {
 	const char *helper_cpus; /* --helper-cpus, validated */
 	const char *mode;	 /* --mode offload|strict */
 	const char *stats_file;	 /* --stats-file */
+	const char *options;	 /* check --options: the configuration to explain */
 	unsigned workers;	 /* --workers */
 	int stats;		 /* --stats */
 	int verbose;		 /* how many --verbose; verbosity= caps at 2 */
@@ -76,5 +77,24 @@ int options_get(const char *opts, const char *key, char *val, size_t len);
 
 /* The `rtoffload check` report on stdout.  Returns the exit status. */
 int check_run(const struct launch *l);
+
+/* ---- check_config.c: `rtoffload check --options` ---- */
+
+/* What check.c found out about this machine, for the configuration section. */
+struct config_machine {
+	cpu_set_t online, isolated, nohz;
+	int has_nohz;
+	long rt_runtime, rt_period; /* sched_rt_*_us; -2: unknown */
+	const char *preempt;	    /* the model, as check prints it */
+	int preempt_weak;	    /* none or voluntary */
+	const char *lib;	    /* the library's path, if lib_ok */
+	int lib_ok;
+};
+
+/*
+ * The "Configuration" section for options text (from: where it came
+ * from).  Returns 0, or 78 (EX_CONFIG) when the library would refuse it.
+ */
+int config_report(const char *text, const char *from, const struct config_machine *m);
 
 #endif /* RTO_LAUNCHER_H */

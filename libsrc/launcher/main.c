@@ -8,6 +8,7 @@
  * 78 from inside the program that names a key the user never typed.
  */
 #include "launcher.h"
+#include "live_read.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +36,7 @@ enum {
 	OPT_STATS,
 	OPT_STATS_FILE,
 	OPT_WORKERS,
+	OPT_OPTIONS,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +47,7 @@ static const struct option longopts[] = {
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"options", required_argument, NULL, OPT_OPTIONS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -53,7 +56,9 @@ static const struct option longopts[] = {
 
 static const char help_text[] =
 	"Usage: rtoffload [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	"       rtoffload [--rt-cpus LIST] [--helper-cpus LIST] check\n"
+	"       rtoffload [--rt-cpus LIST] [--helper-cpus LIST] check [--options OPTS]\n"
+	"       rtoffload stat PID [--json]\n"
+	"       rtoffload top PID [--interval SECONDS] [--iterations N]\n"
 	"\n"
 	"Run PROGRAM with librtoffload preloaded: the non-deterministic libc calls\n"
 	"(write, fsync, fprintf, getaddrinfo, mmap...) of its realtime threads run on\n"
@@ -83,7 +88,16 @@ static const char help_text[] =
 	"  -V, --version       show the version\n"
 	"\n"
 	"  check               report this machine's fitness for realtime use and\n"
-	"                      what to change (takes --rt-cpus and --helper-cpus)\n"
+	"                      what to change (takes --rt-cpus and --helper-cpus);\n"
+	"                      with --options OPTS (or RTOFFLOAD_OPTIONS set), also\n"
+	"                      what that configuration does here, and exit 78 when\n"
+	"                      the library would refuse it\n"
+	"  stat PID            one copy of a running process's live view: per\n"
+	"                      function and per marked thread, offloaded, local,\n"
+	"                      denied, async, fallback, round trips, faults\n"
+	"                      (--json: as JSON)\n"
+	"  top PID             the same, refreshed in place every --interval seconds\n"
+	"                      (default 1), counts and round trips of the interval\n"
 	"\n"
 	"The library goes first in LD_PRELOAD (a preload already there is kept,\n"
 	"after it; a sanitizer's runtime stays ahead) and\n"
@@ -329,6 +343,9 @@ static void apply_flag(int c, char **argv, struct launch *l)
 	case OPT_WORKERS:
 		l->workers = check_workers(optarg);
 		break;
+	case OPT_OPTIONS:
+		l->options = optarg;
+		break;
 	case 'v':
 		l->verbose++;
 		break;
@@ -403,11 +420,18 @@ int main(int argc, char **argv)
 	struct launch l = {0};
 	int i = parse_flags(argc, argv, &l);
 
-	/* After "--", "check" is a program like any other. */
-	if (i < argc && strcmp(argv[i], "check") == 0 && strcmp(argv[i - 1], "--") != 0)
+	/* After "--", "check", "stat" and "top" are programs like any other. */
+	int word = i < argc && (i == 0 || strcmp(argv[i - 1], "--") != 0);
+	if (word && strcmp(argv[i], "check") == 0)
 		return run_check(argc - i, argv + i, &l);
+	if (word && strcmp(argv[i], "stat") == 0)
+		return live_stat_main(argc - i, argv + i);
+	if (word && strcmp(argv[i], "top") == 0)
+		return live_top_main(argc - i, argv + i);
 	if (i >= argc)
 		usage_error("no program to run");
+	if (l.options)
+		usage_error("--options is for check: RTOFFLOAD_OPTIONS is what a program gets");
 	check_mark_cpus(&l);
 	run(&l, argv + i);
 }

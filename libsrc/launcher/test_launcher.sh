@@ -244,6 +244,34 @@ run "$launcher" --rt-cpus 0 check
 expect "--rt-cpus 0 check: 0" 0 "$status"
 expect "check takes --rt-cpus" 1 "$(grep -c '^  helper CPUs .*rt_cpus 0' "$tmp/out")"
 
+# check --options: the configuration's section, and exit 78 when the
+# library would refuse it (with the library's own line).
+if [ "$(nproc)" -ge 2 ]; then
+	run "$launcher" check --options "rt_cpus=1:helper_cpus=0:workers=1"
+	expect "check --options (valid): 0" 0 "$status"
+	expect "check --options shows where helpers run" 1 \
+		"$(grep -c '^  helpers run on   CPU 0 (helper_cpus=, 1 worker)' "$tmp/out")"
+	expect "check --options shows the realtime CPUs" 1 "$(grep -c '^  realtime CPUs    1' "$tmp/out")"
+	sed -n '/^Configuration/,$p' "$tmp/out" >"$tmp/conf"
+	for r in isolcpus nohz_full "RT throttling" preemption; do
+		expect "check --options says whether $r suits" 1 "$(grep -c "^  $r  *[^ ]" "$tmp/conf")"
+	done
+	expect "check --options explains workers=1" 1 \
+		"$(grep -A1 '^    workers=1$' "$tmp/out" | grep -c 'helper threads')"
+	expect "check --options: accepted" 1 "$(grep -c '^  verdict  *accepted' "$tmp/out")"
+	run "$launcher" check --options "rt_cpus=1:helper_cpus=1"
+	expect "check --options helpers on rt_cpus: 78" 78 "$status"
+	expect "check --options says why" 1 "$(grep -c 'helper_cpus=1 overlaps rt_cpus=1' "$tmp/out")"
+	run env RTOFFLOAD_OPTIONS=helper_cpus=4096 "$launcher" check
+	expect "check with RTOFFLOAD_OPTIONS=helper_cpus=4096: 78" 78 "$status"
+	expect "check names the key" 1 "$(grep -c 'RTOFFLOAD_OPTIONS: helper_cpus=' "$tmp/out")"
+fi
+run "$launcher" check --options "policy=nosuchcall:strict"
+expect "check --options with a rule the library refuses: 78" 78 "$status"
+expect "check shows the library's line" 1 "$(grep -c "no wrapped call or class named 'nosuchcall'" "$tmp/out")"
+run "$launcher" --options x -- true
+expect "--options outside check: usage error" 2 "$status"
+
 echo
 if [ "$failed" -ne 0 ]; then
 	echo "$failed test(s) failed"

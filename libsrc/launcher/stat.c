@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rtoffload stat PID [--json]: one copy of a process's live view, as a
+ * table or as JSON; and the tables top.c refreshes (live_print).
+ */
+#include "live_read.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "comm" of pid, for the title. */
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static const struct rto_live_thread *find_thread(const struct rto_live *l, int32_t tid)
+{
+	for (unsigned i = 0; l && i < l->nthreads && i < RTO_LIVE_THREADS; i++)
+		if (l->threads[i].tid == tid)
+			return &l->threads[i];
+	return NULL;
+}
+
+static struct rto_live_counts minus(struct rto_live_counts a, const struct rto_live_counts *b)
+{
+	if (b) {
+		a.offloaded -= b->offloaded;
+		a.local -= b->local;
+		a.denied -= b->denied;
+		a.async -= b->async;
+		a.fallback -= b->fallback;
+	}
+	return a;
+}
+
+static void counts(FILE *o, const struct rto_live_counts *c)
+{
+	fprintf(o, " %10lu %10lu %10lu %10lu %10lu", (unsigned long)c->offloaded,
+		(unsigned long)c->local, (unsigned long)c->denied, (unsigned long)c->async,
+		(unsigned long)c->fallback);
+}
+
+void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before, double secs,
+		int fresh, const char *eol)
+{
+	char comm[32];
+	struct live_fn_view v;
+
+	comm_of(l->pid, comm, sizeof(comm));
+	fprintf(o, "rtoffload: pid %d (%s)  helpers on CPU %s, %d workers%s%s", (int)l->pid, comm,
+		l->helper_cpus, (int)l->workers, fresh ? "" : "  [copy not refreshed]", eol);
+	if (before)
+		fprintf(o,
+			"counts and round trips over the last %.1f s (total since start in "
+			"brackets)%s",
+			secs, eol);
+	else
+		fprintf(o, "counts and round trips since start%s", eol);
+	fprintf(o, "%s%-18s %10s %10s %10s %10s %10s %10s %10s %10s%s", eol, "function",
+		"offloaded", "local", "denied", "async", "fallback", "p50_ns", "p99_ns", "max_ns",
+		eol);
+	for (unsigned i = 0; i < l->nfns && i < RTO_LIVE_FNS; i++) {
+		live_fn_interval(l, before, i, &v);
+		struct rto_live_counts c = before ? v.interval : v.total;
+		if (before && !(c.offloaded | c.local | c.denied | c.async | c.fallback) &&
+		    !v.total.offloaded && !v.total.denied)
+			continue;
+		fprintf(o, "%-18s", v.name);
+		counts(o, &c);
+		if (before)
+			fprintf(o, " %10lu %10lu %10lu [%lu]%s", (unsigned long)v.p50,
+				(unsigned long)v.p99, (unsigned long)v.max,
+				(unsigned long)(v.total.offloaded + v.total.local + v.total.denied +
+						v.total.async + v.total.fallback),
+				eol);
+		else
+			fprintf(o, " %10lu %10lu %10lu%s", (unsigned long)v.all_p50,
+				(unsigned long)v.all_p99, (unsigned long)v.all_max, eol);
+	}
+	struct rto_live_counts t = minus(l->total, before ? &before->total : NULL);
+	fprintf(o, "%-18s", "total");
+	counts(o, &t);
+	uint64_t p50 = l->p50_ns, p99 = l->p99_ns, max = l->max_ns;
+	if (before) /* the interval's, like the rows above (the library's own requests too) */
+		live_total_interval(l, before, &p50, &p99, &max);
+	fprintf(o, " %10lu %10lu %10lu%s", (unsigned long)p50, (unsigned long)p99,
+		(unsigned long)max, eol);
+	fprintf(o, "%s%-16s %8s %10s %10s %10s %10s %10s %10s %10s%s", eol, "thread", "tid",
+		"offloaded", "local", "denied", "async", "fallback", "minor_flt", "major_flt", eol);
+	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
+		const struct rto_live_thread *th = &l->threads[i],
+					     *b = before ? find_thread(before, th->tid) : NULL;
+		struct rto_live_counts c = minus(th->c, b ? &b->c : NULL);
+		fprintf(o, "%-16.16s %8d", th->name, (int)th->tid);
+		counts(o, &c);
+		fprintf(o, " %10lu %10lu%s%s", (unsigned long)(th->minor - (b ? b->minor : 0)),
+			(unsigned long)(th->major - (b ? b->major : 0)),
+			th->exited ? " (exited)" : "", eol);
+	}
+	if (l->other_threads)
+		fprintf(o, "(%lu more marked threads: the table is full)%s",
+			(unsigned long)l->other_threads, eol);
+	fprintf(o,
+		"%sasync: %lu writes queued, ring full %lu times; rings: %lu of %lu KiB used in "
+		"%u%s",
+		eol, (unsigned long)l->async_queued, (unsigned long)l->async_full,
+		(unsigned long)(l->ring_used / 1024), (unsigned long)(l->ring_cap / 1024),
+		(unsigned)l->rings, eol);
+	fprintf(o, "page faults while marked: %lu minor, %lu major (finished marked intervals)%s",
+		(unsigned long)l->minor, (unsigned long)l->major, eol);
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	putc('"', o);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(o, "\\u%04x", c);
+		else
+			putc(c, o);
+	}
+	putc('"', o);
+}
+
+static void json_counts(FILE *o, const struct rto_live_counts *c)
+{
+	fprintf(o, "\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,\"fallback\":%lu",
+		(unsigned long)c->offloaded, (unsigned long)c->local, (unsigned long)c->denied,
+		(unsigned long)c->async, (unsigned long)c->fallback);
+}
+
+static void print_json(FILE *o, const struct rto_live *l, int fresh)
+{
+	struct live_fn_view v;
+
+	fprintf(o, "{\"pid\":%d,\"fresh\":%d,\"helper_cpus\":", (int)l->pid, fresh);
+	json_str(o, l->helper_cpus);
+	fprintf(o, ",\"workers\":%d,\"totals\":{", (int)l->workers);
+	json_counts(o, &l->total);
+	fprintf(o,
+		",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
+		"\"major_faults\":%lu},\"calls\":[",
+		(unsigned long)l->p50_ns, (unsigned long)l->p99_ns, (unsigned long)l->max_ns,
+		(unsigned long)l->minor, (unsigned long)l->major);
+	for (unsigned i = 0; i < l->nfns && i < RTO_LIVE_FNS; i++) {
+		live_fn_interval(l, NULL, i, &v);
+		fprintf(o, "%s{\"name\":", i ? "," : "");
+		json_str(o, v.name);
+		putc(',', o);
+		json_counts(o, &v.total);
+		fprintf(o, ",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
+			(unsigned long)v.all_p50, (unsigned long)v.all_p99,
+			(unsigned long)v.all_max);
+	}
+	fprintf(o, "],\"threads\":[");
+	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
+		const struct rto_live_thread *t = &l->threads[i];
+		char name[18];
+		snprintf(name, sizeof(name), "%s", t->name);
+		fprintf(o, "%s{\"thread\":", i ? "," : "");
+		json_str(o, name);
+		fprintf(o, ",\"tid\":%d,\"exited\":%d,\"marked_ns\":%lu,", (int)t->tid, t->exited,
+			(unsigned long)t->marked_ns);
+		json_counts(o, &t->c);
+		fprintf(o, ",\"minor_faults\":%lu,\"major_faults\":%lu}", (unsigned long)t->minor,
+			(unsigned long)t->major);
+	}
+	fprintf(o,
+		"],\"other_threads\":%lu,\"async\":{\"queued\":%lu,\"ring_full\":%lu,"
+		"\"ring_used_bytes\":%lu,\"ring_bytes\":%lu,\"rings\":%u}}\n",
+		(unsigned long)l->other_threads, (unsigned long)l->async_queued,
+		(unsigned long)l->async_full, (unsigned long)l->ring_used,
+		(unsigned long)l->ring_cap, (unsigned)l->rings);
+}
+
+/* A pid: digits only, and a live process or not, the segment decides. */
+pid_t live_parse_pid(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || errno || v <= 0 || v > 1 << 22)
+		fail(STATUS_USAGE, "'%s' is not a process id", s);
+	return (pid_t)v;
+}
+
+int live_stat_main(int argc, char **argv)
+{
+	static struct rto_live copy;
+	struct live_handle h;
+	char err[PATH_MAX + 128];
+	const char *pid_arg = NULL;
+	int json = 0, fresh;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!pid_arg && argv[i][0] != '-')
+			pid_arg = argv[i];
+		else
+			fail(STATUS_USAGE,
+			     "stat: unexpected argument '%s' (usage: rtoffload stat "
+			     "PID [--json])",
+			     argv[i]);
+	}
+	if (!pid_arg)
+		fail(STATUS_USAGE, "stat: which process? (usage: rtoffload stat PID [--json])");
+	if (live_open(live_parse_pid(pid_arg), &h, err, sizeof(err)) < 0)
+		fail(1, "%s", err);
+	if (live_snapshot(&h, &copy, &fresh) < 0)
+		fail(1, "pid %s: the live view never held still", pid_arg);
+	live_close(&h);
+	if (json)
+		print_json(stdout, &copy, fresh);
+	else
+		live_print(stdout, &copy, NULL, 0, fresh, "\n");
+	return fflush(stdout) == 0 ? 0 : 1;
+}
