@@ -155,9 +155,19 @@ static _Noreturn void end_process(int exit_code)
 
 static uint64_t next_watch; /* only the watching worker reads and writes it */
 
+/*
+ * The first look comes a whole period after the helpers start, not at their
+ * first idle moment: a look opens /proc/self/stat, which takes the lowest
+ * free descriptor number for a few microseconds, and a program that has
+ * just closed one often opens the next file right away (README, Known limits).
+ */
 int rto_lifetime_watch_due(void)
 {
-	return rto_now_ns() >= next_watch; /* vDSO clock: no system call */
+	uint64_t now = rto_now_ns(); /* vDSO clock: no system call */
+
+	if (RTO_UNLIKELY(next_watch == 0))
+		next_watch = now + RTO_LIFETIME_WATCH_NS;
+	return now >= next_watch;
 }
 
 void rto_lifetime_watch(void)
