@@ -15,7 +15,6 @@
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
 #include "rto.h"
-#include "real.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * small table of call descriptors, then checked:
  *
  *   success: every descriptor's handling is one of enum rto_handling, and
- *            async only on a call that can queue (can_async);
+ *            async only on a call that can queue (RTO_F_CAN_ASYNC);
  *   error:   a one-line printable message, NUL-terminated inside the buffer
  *            rto_policy_load() gives (160 bytes), on a line number between
  *            1 and the number of lines;
@@ -43,17 +43,17 @@ static void nothing(void *args)
 }
 
 /* A few calls of each kind the rules name: classes, async writes, others. */
-RTO_FN_FULL(write, RTO_CLASS_DESC, RTO_OFFLOAD, nothing, 1, 1);
-RTO_FN_FULL(fsync, RTO_CLASS_DESC, RTO_OFFLOAD, nothing, 0, 1);
-RTO_FN_FULL(fwrite, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, 1, 0);
-RTO_FN_FULL(printf, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, 1, 0);
-RTO_FN_FULL(fgets, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, 0, 1);
-RTO_FN_FULL(stat, RTO_CLASS_PATH, RTO_OFFLOAD, nothing, 0, 0);
-RTO_FN_FULL(readdir, RTO_CLASS_DIR, RTO_OFFLOAD, nothing, 0, 0);
-RTO_FN_FULL(getaddrinfo, RTO_CLASS_DNS, RTO_OFFLOAD, nothing, 0, 0);
-RTO_FN_FULL(accept, RTO_CLASS_NET, RTO_LOCAL, nothing, 0, 1);
-RTO_FN_FULL(mmap, RTO_CLASS_MEMORY, RTO_OFFLOAD, nothing, 0, 0);
-RTO_FN_FULL(system, RTO_CLASS_PROCESS, RTO_OFFLOAD, nothing, 0, 1);
+RTO_FN_FULL(write, RTO_CLASS_DESC, RTO_OFFLOAD, nothing, RTO_F_CAN_ASYNC | RTO_F_CANCEL);
+RTO_FN_FULL(fsync, RTO_CLASS_DESC, RTO_OFFLOAD, nothing, RTO_F_CANCEL);
+RTO_FN_FULL(fwrite, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, RTO_F_CAN_ASYNC);
+RTO_FN_FULL(printf, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, RTO_F_CAN_ASYNC);
+RTO_FN_FULL(fgets, RTO_CLASS_STDIO, RTO_OFFLOAD, nothing, RTO_F_CANCEL);
+RTO_FN_FULL(stat, RTO_CLASS_PATH, RTO_OFFLOAD, nothing, 0);
+RTO_FN_FULL(readdir, RTO_CLASS_DIR, RTO_OFFLOAD, nothing, 0);
+RTO_FN_FULL(getaddrinfo, RTO_CLASS_DNS, RTO_OFFLOAD, nothing, 0);
+RTO_FN_FULL(accept, RTO_CLASS_NET, RTO_LOCAL, nothing, RTO_F_CANCEL);
+RTO_FN_FULL(mmap, RTO_CLASS_MEMORY, RTO_OFFLOAD, nothing, 0);
+RTO_FN_FULL(system, RTO_CLASS_PROCESS, RTO_OFFLOAD, nothing, RTO_F_CANCEL);
 
 #define NFNS	11
 #define ERR_LEN 160 /* rto_policy_load()'s buffer */
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int i = 0;
 		for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++, i++) {
 			CHECK((*f)->handling < NHANDLINGS);
-			CHECK((*f)->handling != RTO_ASYNC || (*f)->can_async);
+			CHECK((*f)->handling != RTO_ASYNC || ((*f)->flags & RTO_F_CAN_ASYNC));
 		}
 	} else {
 		const char *nul = memchr(err, '\0', sizeof(err));
