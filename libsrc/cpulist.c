@@ -219,21 +219,21 @@ static int subtract(cpu_set_t *cpus, const cpu_set_t *sub)
  * merely reserved (rt_cpus) less so, and one on an isolated CPU that no
  * marked thread uses costs nothing but the isolation.
  */
-int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out)
+int rto_cpulist_helpers(const struct rto_options *o, const cpu_set_t *avoid, cpu_set_t *out)
 {
 	int saved = errno; /* the caller is rt_offload_mark_thread() */
 	int skipped = 0;
 	cpu_set_t isolated;
 
-	if (rto_opt.helper_cpus_set) {
-		*out = rto_opt.helper_cpus;
+	if (o->helper_cpus_set) {
+		*out = o->helper_cpus;
 		return 0;
 	}
 	rto_cpus_online(out);
 	if (avoid)
 		skipped += subtract(out, avoid);
-	if (rto_opt.rt_cpus_set)
-		skipped += subtract(out, &rto_opt.rt_cpus);
+	if (o->rt_cpus_set)
+		skipped += subtract(out, &o->rt_cpus);
 	if (read_cpulist(SYSFS_CPU "isolated", &isolated) == 0)
 		skipped += subtract(out, &isolated);
 	errno = saved;

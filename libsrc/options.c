@@ -592,6 +592,12 @@ static void drop_file_options(struct rto_options *o)
 	}
 }
 
+/* cpulist.c computes, from the options (it reads none itself: it is below us). */
+int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out)
+{
+	return rto_cpulist_helpers(&rto_opt, avoid, out);
+}
+
 void rto_options_load(void)
 {
 	char err[ERR_MAX];
@@ -599,6 +605,7 @@ void rto_options_load(void)
 	rto_options_defaults(&rto_opt);
 	if (rto_options_parse(getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
 		rto_die(RTO_EXIT_CONFIG, "%s", err);
+	rto_report_level = rto_opt.verbosity; /* report.c is below us: it reads no option */
 	if (getauxval(AT_SECURE))
 		drop_file_options(&rto_opt);
 	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)

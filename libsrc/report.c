@@ -9,6 +9,10 @@
  * be shipped to a helper (which may be what the message is about).  So the
  * line is formatted on the stack and leaves in one raw system call, which
  * also keeps lines from several threads from interleaving.
+ *
+ * The bottom layer: the real-function stubs (real.h) report a function
+ * libc lacks through here, so this file reaches libc's syscall() itself,
+ * through rto_resolve() like them, and its level is set by options.c.
  */
 #include "rto.h"
 
@@ -23,10 +27,38 @@
 
 static const char prefix[] = "rtoffload: ";
 
+int rto_report_level;
+
+#ifdef RTOFFLOAD_BUILDING
+/*
+ * libc's syscall(), found once.  Racing threads store the same value;
+ * relaxed accesses (CMM_*_SHARED) suffice for a pointer to libc's code.
+ */
+static long (*raw_syscall)(long number, ...);
+
+static long write_stderr(const char *buf, size_t n)
+{
+	long (*sys)(long, ...) = CMM_LOAD_SHARED(raw_syscall);
+
+	if (!sys) {
+		sys = (long (*)(long, ...))rto_resolve("syscall", NULL);
+		if (!sys)
+			return -1;
+		CMM_STORE_SHARED(raw_syscall, sys);
+	}
+	return sys(SYS_write, 2, buf, n);
+}
+#else
+static long write_stderr(const char *buf, size_t n)
+{
+	return syscall(SYS_write, 2, buf, n); /* the launcher: no interceptor there */
+}
+#endif
+
 static void put_all(const char *buf, size_t n)
 {
 	for (int i = 0; i < RTO_WRITE_ATTEMPTS && n > 0; i++) {
-		long r = rto_syscall(SYS_write, 2, buf, n);
+		long r = write_stderr(buf, n);
 
 		if (r > 0) {
 			buf += r;
@@ -71,7 +103,7 @@ void rto_say(int level, const char *fmt, ...)
 	int saved = errno; /* callers report, they do not expect errno to move */
 	va_list ap;
 
-	if (level > rto_opt.verbosity)
+	if (level > rto_report_level)
 		return;
 	va_start(ap, fmt);
 	say(fmt, ap);

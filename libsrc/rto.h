@@ -123,6 +123,9 @@ RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
  * would remain.  Returns how many subtractions had to be dropped.
  */
 RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
+/* The same from the options o (options.c's rto_helper_cpus gives rto_opt). */
+RTO_HIDDEN int rto_cpulist_helpers(const struct rto_options *o, const cpu_set_t *avoid,
+				   cpu_set_t *out);
 /* The online CPUs (sysfs; else the process's affinity; else CPU 0). */
 RTO_HIDDEN void rto_cpus_online(cpu_set_t *set);
 
@@ -709,6 +712,8 @@ RTO_HIDDEN uint64_t rto_stats_other_threads(void);
 
 /* ---- report.c: the library's own messages -------------------------------- */
 
+/* verbosity=: messages above it are not said (set by options.c at load). */
+RTO_HIDDEN extern int rto_report_level;
 /* One line to stderr, without stdio (usable anywhere but the caller path). */
 RTO_HIDDEN void rto_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 RTO_HIDDEN _Noreturn void rto_die(int status, const char *fmt, ...)
