@@ -39,14 +39,8 @@
 /* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
 #define RTO_HELPER_STACK (1024 * 1024)
 
-static __thread int rto_is_helper RTO_TLS;
 static __thread int rto_helper_prio RTO_TLS;	/* current, for inherit: -1 unknown */
 static __thread int rto_helper_watches RTO_TLS; /* worker 0: only helpers left? (lifetime.c) */
-
-int rto_helper_is_self(void)
-{
-	return rto_is_helper;
-}
 
 /* ---- request order ------------------------------------------------------ */
 
@@ -444,7 +438,7 @@ static void *worker_main(void *arg)
 {
 	struct rto_queue *q = rto_q;
 
-	rto_is_helper = 1;
+	rto_helper_set_self();
 	rto_helper_watches = arg == NULL; /* worker 0 */
 	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);

@@ -186,7 +186,7 @@ static inline void rto_own_add(uint64_t *c, uint64_t n)
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
-/* The calling thread's mode: its own, else the mode= option. */
+/* self.c: the calling thread's mode: its own, else the mode= option. */
 RTO_HIDDEN int rto_thread_mode(void);
 
 /*
@@ -603,7 +603,9 @@ _Static_assert(offsetof(struct rto_req, stream) == RTO_CACHELINE,
 
 /* helper.c: start the workers (idempotent).  0, or -1 with errno. */
 RTO_HIDDEN int rto_helpers_start(void);
+/* self.c: the calling thread is one of our helpers (set by helper.c on itself). */
 RTO_HIDDEN int rto_helper_is_self(void);
+RTO_HIDDEN void rto_helper_set_self(void);
 /* helper_priority=inherit: idle workers wait at the highest marked priority. */
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 

@@ -17,13 +17,6 @@
 #include "rto_malloc.h"
 #include "rtoffload.h"
 
-__thread struct rto_thread rto_self RTO_TLS;
-
-int rto_thread_mode(void)
-{
-	return rto_self.mode ? rto_self.mode - 1 : rto_opt.mode;
-}
-
 /*
  * What the helper needs to act for this thread: its realtime priority
  * (request order, helper_priority=inherit) and its signal mask (children
