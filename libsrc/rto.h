@@ -200,21 +200,24 @@ static inline __attribute__((always_inline)) int rto_direct(void)
 
 /* thread.c: what a helper must know of its caller (priority, signal mask). */
 RTO_HIDDEN void rto_thread_capture(struct rto_thread *t);
+/* thread.c: a strict thread learns its descriptors now (thread_api.c: a mode change). */
+RTO_HIDDEN void rto_thread_strict_prepare(int mode);
 /* thread.c: the calling thread becomes marked / unmarked (faults, prefault). */
 RTO_HIDDEN void rto_thread_marked(void);
 RTO_HIDDEN void rto_thread_unmarked(void);
 RTO_HIDDEN void rto_thread_init(void);
+/* thread_faults.c: the totals of finished marked intervals, plus the caller's current one. */
 RTO_HIDDEN void rto_thread_faults(uint64_t *minor, uint64_t *major);
+RTO_HIDDEN void rto_thread_faults_add(uint64_t minor, uint64_t major);
+RTO_HIDDEN void rto_thread_faults_reset(void);
 /* thread.c: t (another thread, tid) was marked / unmarked by mark= (automark.c). */
 RTO_HIDDEN void rto_thread_marked_remote(struct rto_thread *t, pid_t tid);
 RTO_HIDDEN void rto_thread_unmarked_remote(struct rto_thread *t, pid_t tid);
 /* thread.c: the calling thread exits (a thread-specific destructor). */
 RTO_HIDDEN void rto_thread_exits(void);
-/* thread.c: in a forked child, the forking thread's counting starts afresh. */
-RTO_HIDDEN void rto_thread_after_fork(void);
-/* thread.c: faults and marked time are counted (stats=1 or stats_file=). */
+/* thread_faults.c: faults and marked time are counted (stats=1 or stats_file=). */
 RTO_HIDDEN int rto_thread_counting(void);
-/* thread.c: the fault counters of thread tid (0: the caller): 0, or -1. */
+/* thread_faults.c: the fault counters of thread tid (0: the caller): 0, or -1. */
 RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *major);
 
 /* automark.c: mark= for programs that cannot call the API. */
@@ -682,6 +685,8 @@ RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_fallback(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
+/* After rto_stats_reset(), fn (thread.c: the forking thread's row afresh).  Set at load. */
+RTO_HIDDEN void rto_stats_on_reset(void (*fn)(void));
 /* rt_offload_get_stats(), for the library's own use. */
 struct rt_offload_stats;
 RTO_HIDDEN int rto_stats_get(struct rt_offload_stats *out);

@@ -294,13 +294,26 @@ void rto_stats_fallback(struct rto_fn *fn)
 		count_thread(&rto_self.st.fallback, &other.fallback);
 }
 
+/*
+ * thread.c is above us: it registers what the forking thread does after
+ * the reset, once, in the constructor (before any thread could fork with
+ * a row): a plain pointer suffices.
+ */
+static void (*after_reset)(void);
+
+void rto_stats_on_reset(void (*fn)(void))
+{
+	after_reset = fn;
+}
+
 /* A forked child: nothing of its parent's, and only the forking thread lives on. */
 void rto_stats_reset(void)
 {
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
 		memset((*f)->ctr, 0, sizeof(*(*f)->ctr));
 	reset_threads();
-	rto_thread_after_fork(); /* the forking thread: a fresh row if it is counted */
+	if (after_reset)
+		after_reset(); /* the forking thread: a fresh row if it is counted */
 }
 
 /* ---- reading ------------------------------------------------------------- */

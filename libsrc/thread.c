@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Per-thread state and the public mark/mode API. */
+/* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
 #include "rto.h"
 #include "route_state.h"
 #include "real.h"
@@ -79,62 +79,7 @@ RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 /* ---- marked time and page faults --------------------------------------------- */
 
-static uint64_t faults_minor, faults_major; /* finished marked intervals, every thread */
-static pthread_key_t exit_key;		    /* a counted thread's exit is accounted */
-
-/*
- * Faults and marked time are counted when stats were asked for (stats=1,
- * stats_file=): then a mark and an unmark each cost one getrusage() and a
- * thread's first mark claims its row in the thread table (stats.c).
- * Otherwise a mark is a flag flip.
- */
-int rto_thread_counting(void)
-{
-	return rto_opt.stats || rto_opt.stats_file[0];
-}
-
-/* Fields 10 (minflt) and 12 (majflt) of /proc/self/task/TID/stat. */
-static int proc_faults(pid_t tid, uint64_t *minor, uint64_t *major)
-{
-	char path[64], buf[1024];
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	long n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
-	unsigned long mi, ma;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &mi, &ma) != 2)
-		return -1;
-	*minor = mi;
-	*major = ma;
-	return 0;
-}
-
-int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *major)
-{
-	struct rusage ru;
-	int saved = errno;
-
-	*minor = *major = 0;
-	if (tid) {
-		int ret = proc_faults(tid, minor, major);
-		errno = saved;
-		return ret;
-	}
-	if (getrusage(RUSAGE_THREAD, &ru) != 0) {
-		errno = saved;
-		return -1;
-	}
-	*minor = (uint64_t)ru.ru_minflt;
-	*major = (uint64_t)ru.ru_majflt;
-	return 0;
-}
+static pthread_key_t exit_key; /* a counted thread's exit is accounted */
 
 static uint64_t since(uint64_t now, uint64_t then)
 {
@@ -183,8 +128,7 @@ static void end_marked(struct rto_thread *t, pid_t tid)
 	minor = since(minor, rto_read64(&t->minflt));
 	major = since(major, rto_read64(&t->majflt));
 	uint64_t ns = since(rto_now_ns(), rto_read64(&t->st.marked_at));
-	uatomic_add(&faults_minor, minor);
-	uatomic_add(&faults_major, major);
+	rto_thread_faults_add(minor, major);
 	if (row < 0) {
 		rto_stats_other_interval(ns, minor, major);
 		return;
@@ -209,7 +153,7 @@ static __attribute__((noinline)) void prefault_stack(size_t bytes)
  * (fdclass.c).  A descriptor it still does not know is not local: a
  * by-descriptor call on it is refused like any other strict call.
  */
-static void strict_prepare(int mode)
+void rto_thread_strict_prepare(int mode)
 {
 	if (mode != RT_OFFLOAD_MODE_STRICT)
 		return;
@@ -224,7 +168,7 @@ void rto_thread_marked(void)
 	rto_async_thread_marked(); /* its ring, if some call is async: first mark only */
 	rto_pool_for(&rto_self);   /* malloc=pool: its pool, first mark only */
 	rto_heap_recipe_at_mark(); /* malloc=glibc, mlock=1: its own arena */
-	strict_prepare(rto_thread_mode());
+	rto_thread_strict_prepare(rto_thread_mode());
 	begin_marked(&rto_self, 0);
 }
 
@@ -235,7 +179,7 @@ void rto_thread_unmarked(void)
 
 void rto_thread_marked_remote(struct rto_thread *t, pid_t tid)
 {
-	strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
+	rto_thread_strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
 	rto_pool_for(t);
 	begin_marked(t, tid);
 }
@@ -261,9 +205,9 @@ static void thread_exits(void *self)
 	rto_thread_exits();
 }
 
-void rto_thread_after_fork(void)
+static void after_fork(void)
 {
-	faults_minor = faults_major = 0;
+	rto_thread_faults_reset();
 	if (!rto_self.row)
 		return;
 	rto_self.row = 0;
@@ -272,74 +216,13 @@ void rto_thread_after_fork(void)
 		begin_marked(&rto_self, 0); /* the child's own fault counters start at 0 */
 }
 
-/* Totals, plus what the calling thread has taken so far if it is marked. */
-void rto_thread_faults(uint64_t *minor, uint64_t *major)
-{
-	*minor = CMM_LOAD_SHARED(faults_minor);
-	*major = CMM_LOAD_SHARED(faults_major);
-	if (rto_self.route != RTO_ROUTE_DIRECT && rto_thread_counting() && rto_self.row) {
-		uint64_t mi, ma;
-		if (rto_thread_fault_counts(0, &mi, &ma) == 0) {
-			*minor += since(mi, rto_self.minflt);
-			*major += since(ma, rto_self.majflt);
-		}
-	}
-}
-
 void rto_thread_init(void)
 {
 	pthread_key_create(&exit_key, thread_exits);
-}
-
-/* ---- the API ------------------------------------------------------------------- */
-
-RTO_EXPORT int rt_offload_mark_thread(void)
-{
-	int saved = errno;
-
-	rto_init_once(); /* marked from a constructor that ran before ours */
-	if (rto_helper_is_self()) {
-		errno = EPERM; /* a helper serving itself would deadlock */
-		return -1;
-	}
-	if (RTO_UNLIKELY(rto_fork_no_threads)) {
-		errno = EAGAIN; /* no helper can start in this process (fork.c) */
-		return -1;
-	}
-	if (rto_helpers_start() != 0)
-		return -1;
-	rto_thread_capture(&rto_self);
-	rto_self.by_policy = 0;
-	if (rto_self.route == RTO_ROUTE_DIRECT)
-		rto_thread_marked();
-	rto_route_mark();
-	errno = saved;
-	return 0;
-}
-
-RTO_EXPORT int rt_offload_unmark_thread(void)
-{
-	rto_self.by_policy = 0;
-	if (rto_self.route != RTO_ROUTE_DIRECT)
-		rto_thread_unmarked();
-	rto_route_unmark();
-	return 0;
-}
-
-RTO_EXPORT int rt_offload_thread_is_marked(void)
-{
-	return rto_self.route != RTO_ROUTE_DIRECT;
-}
-
-RTO_EXPORT int rt_offload_set_thread_mode(int mode)
-{
-	if (mode != RT_OFFLOAD_MODE_OFFLOAD && mode != RT_OFFLOAD_MODE_STRICT) {
-		errno = EINVAL;
-		return -1;
-	}
-	int was = rto_thread_mode();
-	rto_self.mode = (unsigned char)(mode + 1);
-	if (rto_self.route != RTO_ROUTE_DIRECT && was != mode)
-		strict_prepare(mode); /* marked already: learn its descriptors now */
-	return 0;
+	/*
+	 * stats.c is below us: it calls back after its reset in a forked
+	 * child.  Registered here, in the constructor, before any fork of a
+	 * thread that could hold a row: no other thread reads it meanwhile.
+	 */
+	rto_stats_on_reset(after_fork);
 }
