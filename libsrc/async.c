@@ -83,8 +83,6 @@ static __thread struct ring *my_ring RTO_TLS;
 #define FD_ERRS 65536
 static int deferred_err[FD_ERRS]; /* errno of a failed write, for the next call */
 
-static uint64_t full_count, queued_count;
-
 /* ---- the drainer (a helper, or whoever must flush) ---------------------------- */
 
 /* 1: written (or failed, and reported); 0: its stream's lock is taken, later. */
@@ -443,7 +441,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	if (!r || len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
 		return 1;
 	if (!reserve(r, need, &skip)) {
-		uatomic_inc(&full_count);
+		rto_stats_async_full();
 		if (rto_opt.async_full == RTO_ASYNC_FULL_SYNC) {
 			rto_async_barrier(); /* keep the order: what is queued goes first */
 			return 1;
@@ -462,8 +460,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + need);
-	uatomic_inc(&queued_count);
-	rto_stats_async(fn);
+	rto_stats_async(fn); /* and one more queued */
 	arm(r);
 	return 0;
 }
@@ -536,55 +533,6 @@ RTO_EXPORT void abort(void)
 	rto_async_abort();
 }
 
-/* ---- async_path= ------------------------------------------------------------------ */
-
-#define MAX_PATHS 16 /* options.c allows no more */
-
-int rto_async_paths;
-static char prefixes[MAX_PATHS][PATH_MAX];
-static size_t prefix_len[MAX_PATHS];
-
-/*
- * Each prefix as the kernel will show the files under it: resolved when it
- * exists (symlinks, "..": /proc/self/fd shows the real path), else as
- * given; trailing '/' dropped ("/" stays).
- */
-static void paths_init(void)
-{
-	const char *s = rto_opt.async_path;
-
-	for (int i = 0; *s && i < MAX_PATHS; i++) {
-		size_t n = strcspn(s, ",");
-		char given[PATH_MAX];
-		snprintf(given, sizeof(given), "%.*s", (int)n, s);
-		if (!rto_real_realpath(given, prefixes[i]))
-			snprintf(prefixes[i], sizeof(prefixes[i]), "%s", given);
-		size_t len = strlen(prefixes[i]);
-		while (len > 1 && prefixes[i][len - 1] == '/')
-			prefixes[i][--len] = '\0';
-		prefix_len[i] = len;
-		rto_async_paths = i + 1;
-		s += n + (s[n] == ',');
-	}
-}
-
-int rto_async_path_match(const char *path)
-{
-	for (int i = 0; i < rto_async_paths; i++) {
-		size_t n = prefix_len[i];
-		if (strncmp(path, prefixes[i], n) == 0 &&
-		    (path[n] == '\0' || path[n] == '/' || n == 1))
-			return 1;
-	}
-	return 0;
-}
-
-void rto_async_counts(uint64_t *queued, uint64_t *full)
-{
-	*queued = uatomic_read(&queued_count);
-	*full = uatomic_read(&full_count);
-}
-
 /* Read from another thread: each ring's head and tail are single words. */
 void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *nr)
 {
@@ -632,6 +580,6 @@ static void child_after_fork(void)
 
 void rto_async_init(void)
 {
-	paths_init();
+	rto_async_path_init();
 	pthread_atfork(NULL, NULL, child_after_fork);
 }

@@ -243,7 +243,7 @@ static void publish(struct rto_live *l)
 	l->max_ns = t.rtt_max_ns;
 	l->minor = t.minor_faults;
 	l->major = t.major_faults;
-	rto_async_counts(&l->async_queued, &l->async_full);
+	rto_stats_async_counts(&l->async_queued, &l->async_full);
 	rto_async_ring_use(&l->ring_used, &l->ring_cap, &l->rings);
 	copy_fns(l);
 	copy_threads(l);

@@ -271,16 +271,16 @@ RTO_HIDDEN void rto_async_retry(void);
 RTO_HIDDEN void rto_async_forget_stream(FILE *f);
 RTO_HIDDEN void rto_async_thread_marked(void);
 RTO_HIDDEN void rto_async_at_exit(void);
-RTO_HIDDEN void rto_async_counts(uint64_t *queued, uint64_t *full);
 /* abort(): what is queued is written first, then libc's abort() (the exported abort() too). */
 RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
 /* Bytes queued in the async rings now, their total size, and how many rings. */
 RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
-/* async_path=: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
+/* async_path.c: is this path (absolute, as /proc/self/fd shows it) under a prefix? */
 RTO_HIDDEN int rto_async_path_match(const char *path);
 RTO_HIDDEN extern int rto_async_paths; /* async_path= was given */
+RTO_HIDDEN void rto_async_path_init(void);
 /* policy.c: does any call have the async handling (or async_path= some files)? */
 RTO_HIDDEN int rto_policy_has_async(void);
 
@@ -682,7 +682,10 @@ RTO_HIDDEN uint64_t rto_now_ns(void);
 RTO_HIDDEN void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_stats_local(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_denied(struct rto_fn *fn);
+/* A write was queued (one more queued, stats_async_full: a ring was full). */
 RTO_HIDDEN void rto_stats_async(struct rto_fn *fn);
+RTO_HIDDEN void rto_stats_async_full(void);
+RTO_HIDDEN void rto_stats_async_counts(uint64_t *queued, uint64_t *full);
 RTO_HIDDEN void rto_stats_fallback(struct rto_fn *fn);
 RTO_HIDDEN void rto_stats_reset(void);
 /* After rto_stats_reset(), fn (thread.c: the forking thread's row afresh).  Set at load. */

@@ -281,10 +281,25 @@ void rto_stats_denied(struct rto_fn *fn)
 	count_thread(&rto_self.st.denied, &other.denied);
 }
 
+/* Writes queued and rings found full (async.c), for the reports; a child keeps them. */
+static uint64_t async_queued, async_full;
+
 void rto_stats_async(struct rto_fn *fn)
 {
+	uatomic_inc(&async_queued);
 	uatomic_inc(&fn->ctr->async);
 	count_thread(&rto_self.st.async, &other.async);
+}
+
+void rto_stats_async_full(void)
+{
+	uatomic_inc(&async_full);
+}
+
+void rto_stats_async_counts(uint64_t *queued, uint64_t *full)
+{
+	*queued = uatomic_read(&async_queued);
+	*full = uatomic_read(&async_full);
 }
 
 void rto_stats_fallback(struct rto_fn *fn)
@@ -555,7 +570,7 @@ static void write_table(struct out *o)
 	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
 		   t.major_faults);
 	uint64_t queued, full;
-	rto_async_counts(&queued, &full);
+	rto_stats_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
 	write_threads_table(o, fb);
