@@ -581,5 +581,10 @@ static void child_after_fork(void)
 void rto_async_init(void)
 {
 	rto_async_path_init();
+	/* The modules below us that act for the rings (their comments say the ordering). */
+	rto_fd_on_forget(rto_async_forget);
+	rto_stream_on_unlock(rto_async_kick);
+	rto_callsite_on_abort(rto_async_abort);
+	rto_helpers_on_idle(rto_async_stalled, rto_async_retry);
 	pthread_atfork(NULL, NULL, child_after_fork);
 }

@@ -278,6 +278,33 @@ static int backtrace_ips(void **ips, int max)
 	return n;
 }
 
+/*
+ * Registered by a module above this one (async.c), once, in the
+ * constructor (rto_async_init), before any thread is marked: the marking
+ * thread ran the constructor itself or was started after it
+ * (pthread_create orders the store before it).  A thread that was running
+ * before the library loaded may race with the store: relaxed accesses,
+ * and an unset hook means what it means before async.c is set up, that
+ * nothing is queued to act on.
+ */
+static void (*abort_hook)(void); /* async.c: what is queued is written first */
+
+void rto_callsite_on_abort(void (*fn)(void))
+{
+	CMM_STORE_SHARED(abort_hook, fn);
+}
+
+static __attribute__((noreturn)) void program_abort(void)
+{
+	void (*hook)(void) = CMM_LOAD_SHARED(abort_hook);
+
+	if (hook)
+		hook();	       /* does not return */
+	rto_route_go_direct(); /* and never resumed, as in the hook */
+	RTO_HAND_REAL(abort)();
+	__builtin_unreachable();
+}
+
 static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, uint64_t major)
 {
 	void *ips[DEPTH];
@@ -308,7 +335,7 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t mi
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_ABORT) {
 		if (!fresh || s->suppressed)
 			report(s, fn, event, 0, 0);
-		rto_async_abort(); /* what the program's own abort() would do */
+		program_abort(); /* what the program's own abort() would do */
 	}
 	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_SIGNAL)
 		pthread_sigqueue(pthread_self(), RT_OFFLOAD_SIGDEBUG,

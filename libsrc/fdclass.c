@@ -204,9 +204,28 @@ int rto_fd_async_path(int fd)
 
 /* ---- where descriptors are born and die ------------------------------------------ */
 
+/*
+ * Registered by a module above this one (async.c), once, in the
+ * constructor (rto_async_init), before any thread is marked: the marking
+ * thread ran the constructor itself or was started after it
+ * (pthread_create orders the store before it).  A thread that was running
+ * before the library loaded may race with the store: relaxed accesses,
+ * and an unset hook means what it means before async.c is set up, that
+ * nothing is queued to act on.
+ */
+static void (*forget_hook)(int fd); /* async.c: a failed write's deferred errno */
+
+void rto_fd_on_forget(void (*fn)(int fd))
+{
+	CMM_STORE_SHARED(forget_hook, fn);
+}
+
 void rto_fd_forget(int fd)
 {
-	rto_async_forget(fd);
+	void (*hook)(int) = CMM_LOAD_SHARED(forget_hook);
+
+	if (hook)
+		hook(fd);
 	if (fd < 0 || fd >= FD_MAX || RTO_LIKELY(!CMM_LOAD_SHARED(table_used)))
 		return;
 	uatomic_add(&table[fd], GEN_ONE); /* class bits stay; the generation moves on */

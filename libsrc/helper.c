@@ -343,6 +343,21 @@ static int wait_predicted(struct rto_queue *q)
 	return 0;
 }
 
+/*
+ * async.c's drains that gave up on a taken lock: idle workers retry them.
+ * Registered once by async.c (it is above us: it offloads), in the
+ * constructor before any helper starts; pthread_create orders that store
+ * before every helper's loads.
+ */
+static int (*idle_stalled)(void);
+static void (*idle_retry)(void);
+
+void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void))
+{
+	idle_retry = retry;
+	idle_stalled = stalled;
+}
+
 static void idle(struct rto_queue *q)
 {
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
@@ -361,7 +376,7 @@ static void idle(struct rto_queue *q)
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
 	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
 	uatomic_add_return(&q->awake, -1);
-	int retry = rto_async_stalled();
+	int retry = idle_stalled && idle_stalled();
 	if (!has_work(q)) {
 		if (retry) /* async.c: a drain waits for a lock; look again soon */
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
@@ -380,7 +395,7 @@ static void idle(struct rto_queue *q)
 	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
 		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 			set_priority(0);
-		rto_async_retry();
+		idle_retry();
 	}
 }
 

@@ -305,6 +305,8 @@ enum rto_event {
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);
 RTO_HIDDEN void rto_callsite_init(void);
+/* on_strict=abort ends with fn() (async.c's abort, at load), which does not return. */
+RTO_HIDDEN void rto_callsite_on_abort(void (*fn)(void));
 
 /* One call site, for the exit report (stats.c). */
 struct rto_site_row {
@@ -477,6 +479,8 @@ RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, uns
 RTO_HIDDEN int rto_fd_runs_local(int fd);
 /* 1: fd's file lies under async_path= (classified as above when unknown). */
 RTO_HIDDEN int rto_fd_async_path(int fd);
+/* fn(fd) is called by rto_fd_forget() from now on (async.c, at load). */
+RTO_HIDDEN void rto_fd_on_forget(void (*fn)(int fd));
 /* fd was replaced or closed: its cached class is no longer true. */
 RTO_HIDDEN void rto_fd_forget(int fd);
 RTO_HIDDEN void rto_fd_forget_all(void);
@@ -609,6 +613,8 @@ RTO_HIDDEN int rto_helpers_start(void);
 /* self.c: the calling thread is one of our helpers (set by helper.c on itself). */
 RTO_HIDDEN int rto_helper_is_self(void);
 RTO_HIDDEN void rto_helper_set_self(void);
+/* Idle workers ask stalled() and run retry() (async.c, at load, before helpers start). */
+RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 /* helper_priority=inherit: idle workers wait at the highest marked priority. */
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 
@@ -620,6 +626,8 @@ RTO_HIDDEN void *rto_stream_borrow(FILE *f);
 RTO_HIDDEN void rto_stream_return(FILE *f, void *owner);
 /* Before a call that takes f's lock: take it here, to lend it; 1 if taken. */
 RTO_HIDDEN int rto_stream_lock_for_call(FILE *f);
+/* fn() runs after each rto_stream_unlock_after_call() from now on (async.c, at load). */
+RTO_HIDDEN void rto_stream_on_unlock(void (*fn)(void));
 /* After it: give the lock back up. */
 RTO_HIDDEN void rto_stream_unlock_after_call(FILE *f);
 /* After a fault: give up a stream lock this thread took inside the call. */

@@ -89,10 +89,29 @@ int rto_stream_lock_for_call(FILE *f)
 	return 1;
 }
 
+/*
+ * Registered by a module above this one (async.c), once, in the
+ * constructor (rto_async_init), before any thread is marked: the marking
+ * thread ran the constructor itself or was started after it
+ * (pthread_create orders the store before it).  A thread that was running
+ * before the library loaded may race with the store: relaxed accesses,
+ * and an unset hook means what it means before async.c is set up, that
+ * nothing is queued to act on.
+ */
+static void (*unlock_hook)(void); /* async.c: a drain may have found this lock taken */
+
+void rto_stream_on_unlock(void (*fn)(void))
+{
+	CMM_STORE_SHARED(unlock_hook, fn);
+}
+
 void rto_stream_unlock_after_call(FILE *f)
 {
+	void (*hook)(void) = CMM_LOAD_SHARED(unlock_hook);
+
 	funlockfile(f);
-	rto_async_kick(); /* an async drain may have found this lock taken */
+	if (hook)
+		hook();
 }
 
 /* The worker's borrowed stream and the lock's count when lent. */
