@@ -212,12 +212,10 @@ static int policy_active(void)
 	return rto_opt.mark & ~RTO_MARK_MAIN;
 }
 
-static __thread int creating_internal RTO_TLS; /* rto_create_own_thread() is on the stack */
-
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			      void *arg)
 {
-	if (!policy_active() || rto_helper_is_self() || creating_internal ||
+	if (!policy_active() || rto_helper_is_self() || rto_own_thread_starting() ||
 	    rto_sanitizer_own_thread(attr, __builtin_return_address(0)))
 		return rto_real_pthread_create(thread, attr, fn, arg);
 	struct start *s = rto_malloc(sizeof(*s));
@@ -230,27 +228,6 @@ RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 			  : rto_real_pthread_create(thread, attr, thread_start, s);
 	if (err)
 		rto_free(s);
-	return err;
-}
-
-/*
- * The library's own threads (the helpers).  When a sanitizer runtime is
- * first in the lookup order, through its pthread_create interceptor
- * (sanitizer.c), which ends in our wrapper above: creating_internal sends
- * these threads straight to libc there, so a helper never passes through
- * mark=.  Otherwise (no sanitizer, or an instrumented library preloaded
- * into a plain program) libc's directly.
- */
-int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg)
-{
-	pthread_create_fn *create = (pthread_create_fn *)rto_sanitizer_pthread_create();
-
-	if (!create)
-		return rto_real_pthread_create(thread, attr, fn, arg);
-	creating_internal = 1;
-	int err = create(thread, attr, fn, arg);
-	creating_internal = 0;
 	return err;
 }
 

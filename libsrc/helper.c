@@ -25,7 +25,6 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "live.h"
 #include <errno.h>
 #include <locale.h>
 #include <netdb.h>
@@ -497,6 +496,18 @@ static void choose_cpus(cpu_set_t *out)
 		rto_say(1, "helpers on CPUs %s", list);
 }
 
+/*
+ * What starts with the helpers (init.c: live.c's publisher), from above
+ * us.  Stored in the constructor, before any helper starts: the thread
+ * that starts them ran the constructor or was created after it.
+ */
+static void (*on_start)(const cpu_set_t *cpus, unsigned workers);
+
+void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers))
+{
+	on_start = fn;
+}
+
 static int start_workers(struct rto_queue *q)
 {
 	sigset_t all, old;
@@ -561,8 +572,8 @@ static int start_workers(struct rto_queue *q)
 			"cannot start helper threads: %s; offload-mode calls of marked threads "
 			"now run on the caller (counted as fallback), strict ones are refused",
 			strerror(err));
-	if (started)
-		rto_live_start(&cpus, started);
+	if (started && on_start)
+		on_start(&cpus, started);
 	return started ? 0 : err;
 }
 

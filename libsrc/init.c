@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+/* What the process writes at its end, whoever ends it (lifetime.c too). */
+static void write_out(void)
+{
+	rto_async_at_exit(); /* nothing accepted is lost */
+	rto_stats_at_exit();
+}
+
 void rto_init_once(void)
 {
 	static int done;
@@ -26,7 +33,7 @@ void rto_init_once(void)
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
 	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init();
-	rto_lifetime_init(); /* helpers do not keep the process alive */
+	rto_lifetime_init(write_out); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
 	rto_async_init();  /* async_path= */
@@ -35,6 +42,8 @@ void rto_init_once(void)
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
+	rto_helpers_on_start(rto_live_start); /* live=1: the publisher starts with them */
+	rto_route_on_dlerror(rto_dlerror_set);
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 
@@ -45,7 +54,6 @@ __attribute__((constructor)) static void rto_init(void)
 
 __attribute__((destructor)) static void rto_fini(void)
 {
-	rto_async_at_exit(); /* nothing accepted is lost */
-	rto_stats_at_exit();
+	write_out();
 	rto_live_at_exit(); /* no segment is left behind */
 }

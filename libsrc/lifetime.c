@@ -56,8 +56,16 @@
 
 static unsigned int *nthreads; /* glibc's __nptl_nthreads, or NULL */
 
-void rto_lifetime_init(void)
+/*
+ * What the process writes at its end (init.c: the async queue, then the
+ * statistics), from above us.  Stored in the constructor, before any helper
+ * starts (pthread_create orders it before the watching helper's load).
+ */
+static void (*write_out)(void);
+
+void rto_lifetime_init(void (*at_end)(void))
 {
+	write_out = at_end;
 	nthreads = (unsigned int *)dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
 	if (!nthreads || CMM_LOAD_SHARED(*nthreads) == 0) {
 		nthreads = NULL;
@@ -144,8 +152,7 @@ static _Noreturn void end_process(int exit_code)
 {
 	sigset_t fatal;
 
-	rto_async_at_exit(); /* nothing accepted is lost */
-	rto_stats_at_exit();
+	write_out(); /* nothing accepted is lost; the statistics */
 	fatal_by_default(&fatal);
 	/* One pending (sent while no application thread could take it) ends us now. */
 	rto_syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &fatal, NULL, (size_t)(_NSIG / 8));

@@ -8,8 +8,8 @@
 /* How often an idle helper looks whether only helpers are left. */
 #define RTO_LIFETIME_WATCH_NS (1000L * 1000 * 1000)
 
-/* At load: find glibc's thread count. */
-RTO_HIDDEN void rto_lifetime_init(void);
+/* At load: find glibc's thread count; at_end() is what a process ended here writes out. */
+RTO_HIDDEN void rto_lifetime_init(void (*at_end)(void));
 /* A helper was started (by the calling, application, thread): glibc must not count it. */
 RTO_HIDDEN void rto_lifetime_helper_started(void);
 /* The watching helper, idle: RTO_LIFETIME_WATCH_NS since its last look? */

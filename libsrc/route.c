@@ -52,6 +52,18 @@ static int start_helpers(void)
 	return ret;
 }
 
+/*
+ * Where an offloaded dlopen's error goes (init.c: wrap_misc.c's dlerror()),
+ * from above us.  Stored in the constructor, before any thread is marked;
+ * only a marked thread's offload reads it.
+ */
+static void (*dlerror_set)(char *msg);
+
+void rto_route_on_dlerror(void (*fn)(char *msg))
+{
+	dlerror_set = fn;
+}
+
 /* Offload and wait; the caller's errno becomes the call's. */
 static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_owned)
 {
@@ -89,7 +101,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	if (fn->flags & RTO_F_RESOLVER)
 		h_errno = req.h_err;
 	if (RTO_UNLIKELY(req.dlerror))
-		rto_dlerror_set(req.dlerror);
+		dlerror_set(req.dlerror);
 	errno = req.err;
 }
 

@@ -222,9 +222,11 @@ RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *maj
 
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
-/* How the library starts its own threads: through a sanitizer's interceptor when one is first. */
+/* own_thread.c: how the library starts its own threads: through a sanitizer's interceptor when one is first. */
 RTO_HIDDEN int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr,
 				     void *(*fn)(void *), void *arg);
+/* own_thread.c: 1 while rto_create_own_thread() runs on this thread (automark lets it by). */
+RTO_HIDDEN int rto_own_thread_starting(void);
 
 /* ---- the wrapped-function registry (shims.c, wrap_*.c) ----------------- */
 
@@ -462,6 +464,8 @@ enum rto_call_how {
 	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
 };
 RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
+/* An offloaded call's dlerror() message goes to fn (wrap_misc.c's, set at load). */
+RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));
 
 /* ---- fdclass.c: is this descriptor's kernel path short and bounded? ------ */
 
@@ -613,6 +617,8 @@ RTO_HIDDEN int rto_helpers_start(void);
 /* self.c: the calling thread is one of our helpers (set by helper.c on itself). */
 RTO_HIDDEN int rto_helper_is_self(void);
 RTO_HIDDEN void rto_helper_set_self(void);
+/* fn runs after helpers started (init.c: the live view's publisher, at load). */
+RTO_HIDDEN void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers));
 /* Idle workers ask stalled() and run retry() (async.c, at load, before helpers start). */
 RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 /* helper_priority=inherit: idle workers wait at the highest marked priority. */
