@@ -164,6 +164,14 @@ RTO_FN_FULL(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify, RTO_F_IN
 
 /* ---- on the caller -------------------------------------------------------------- */
 
+/*
+ * How a class request is made: the routing core's rto_call(), which is
+ * above us (it asks us about descriptors).  Stored by rto_fd_init() in the
+ * constructor, before any thread is marked; only marked threads classify.
+ * Relaxed accesses: unset, a descriptor stays unknown, which is not local.
+ */
+static int (*classify_call)(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
+
 /* The class bits of fd for a marked thread; -1: unknown (and not to be learnt). */
 static int bits_of(int fd)
 {
@@ -179,7 +187,10 @@ static int bits_of(int fd)
 		e = CMM_LOAD_SHARED(table[fd]);
 	}
 	struct classify_args a = {.fd = fd};
-	rto_call(&rto_fn_fd_classify, &a, -1, NULL, 0);
+	typeof(classify_call) call = CMM_LOAD_SHARED(classify_call);
+	if (!call)
+		return -1;
+	call(&rto_fn_fd_classify, &a, -1, NULL, 0);
 	if (a.bits < 0)
 		return -1;    /* not open (EBADF): let the call itself fail */
 	store(fd, e, a.bits); /* lost to a forget: answer this call only */
@@ -323,8 +334,9 @@ void rto_fd_classify_open(void)
 		classify_here((int)fd);
 }
 
-void rto_fd_init(void)
+void rto_fd_init(int (*call)(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how))
 {
+	CMM_STORE_SHARED(classify_call, call);
 	if (rto_opt.mode == RT_OFFLOAD_MODE_STRICT || rto_async_paths)
 		rto_fd_eager();
 }

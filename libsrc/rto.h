@@ -501,7 +501,9 @@ RTO_HIDDEN void rto_fd_born_like(int newfd, int oldfd);
 RTO_HIDDEN void rto_fd_eager(void);
 /* Classify every open descriptor the cache does not know, here (not a call path). */
 RTO_HIDDEN void rto_fd_classify_open(void);
-RTO_HIDDEN void rto_fd_init(void);
+/* At load: call is how a descriptor's class is asked of a helper (route.c's rto_call). */
+RTO_HIDDEN void rto_fd_init(int (*call)(struct rto_fn *fn, void *args, int fd, FILE *stream,
+					unsigned how));
 RTO_HIDDEN int rto_fd_of_file(FILE *f);
 RTO_HIDDEN extern struct rto_fn rto_fn_fd_classify; /* counted like a call */
 
