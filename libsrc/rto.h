@@ -392,6 +392,8 @@ struct rto_fn {
 	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) =   \
 		&rto_fn_##fname
 #define RTO_FN(fname, class, handl, runfn) RTO_FN_FULL(fname, class, handl, runfn, 0)
+/* A "hand" row's descriptor, in the wrap_*.c that defines rto_run_NAME (shims.h). */
+#define RTO_FN_HAND(fname) RTO_FN_HAND_##fname
 
 RTO_HIDDEN extern struct rto_fn *const __start_rto_fns[];
 RTO_HIDDEN extern struct rto_fn *const __stop_rto_fns[];

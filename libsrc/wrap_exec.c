@@ -25,8 +25,11 @@ static void run_execl(void *p)
 }
 
 void rto_run_execl(void *p) __attribute__((alias("run_execl")));
+RTO_FN_HAND(execl);
 void rto_run_execlp(void *p) __attribute__((alias("run_execl")));
+RTO_FN_HAND(execlp);
 void rto_run_execle(void *p) __attribute__((alias("run_execl")));
+RTO_FN_HAND(execle);
 
 static int route_execl(struct rto_fn *fn, struct rto_args_execl *a)
 {

@@ -36,6 +36,7 @@ RTO_UNINSTRUMENTED void rto_run_fcntl(void *p)
 	a->ret = RTO_HAND_REAL(fcntl)(a->fd, a->cmd, a->arg);
 	born(a);
 }
+RTO_FN_HAND(fcntl);
 
 RTO_UNINSTRUMENTED void rto_run_fcntl64(void *p)
 {
@@ -43,6 +44,7 @@ RTO_UNINSTRUMENTED void rto_run_fcntl64(void *p)
 	a->ret = RTO_HAND_REAL(fcntl64)(a->fd, a->cmd, a->arg);
 	born(a);
 }
+RTO_FN_HAND(fcntl64);
 
 RTO_UNINSTRUMENTED static int route_fcntl(struct rto_fn *fn, int fd, int cmd, long arg)
 {
@@ -74,6 +76,7 @@ RTO_UNINSTRUMENTED void rto_run_ioctl(void *p)
 	struct rto_args_ioctl *a = p;
 	a->ret = RTO_HAND_REAL(ioctl)(a->fd, a->req, a->arg);
 }
+RTO_FN_HAND(ioctl);
 
 RTO_UNINSTRUMENTED static int route_ioctl(int fd, unsigned long req, long arg)
 {

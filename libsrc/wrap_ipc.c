@@ -19,6 +19,7 @@ void rto_run_sem_open(void *p)
 	struct rto_args_sem_open *a = p;
 	a->ret = RTO_HAND_REAL(sem_open)(a->name, a->flags, a->mode, a->value);
 }
+RTO_FN_HAND(sem_open);
 
 struct rto_args_mq_open {
 	mqd_t ret;
@@ -35,6 +36,7 @@ void rto_run_mq_open(void *p)
 	a->ret = RTO_HAND_REAL(mq_open)(a->name, a->flags, a->mode, a->attr);
 	rto_fd_born(a->ret, -1);
 }
+RTO_FN_HAND(mq_open);
 
 /* The optional arguments exist only with O_CREAT. */
 #define RTO_CREAT_ARGS(last, flags, T2, second) \

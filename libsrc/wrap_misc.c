@@ -21,6 +21,7 @@ void rto_run_mremap(void *p)
 	struct rto_args_mremap *a = p;
 	a->ret = RTO_HAND_REAL(mremap)(a->addr, a->len, a->newlen, a->flags, a->newaddr);
 }
+RTO_FN_HAND(mremap);
 
 RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
 {
@@ -60,9 +61,13 @@ static void run_syslog(void *p)
 }
 
 void rto_run_syslog(void *p) __attribute__((alias("run_syslog")));
+RTO_FN_HAND(syslog);
 void rto_run___syslog_chk(void *p) __attribute__((alias("run_syslog")));
+RTO_FN_HAND(__syslog_chk);
 void rto_run_vsyslog(void *p) __attribute__((alias("run_syslog")));
+RTO_FN_HAND(vsyslog);
 void rto_run___vsyslog_chk(void *p) __attribute__((alias("run_syslog")));
+RTO_FN_HAND(__vsyslog_chk);
 
 static void route_syslog(struct rto_fn *fn, int prio, int flag, const char *fmt, va_list ap)
 {

@@ -36,6 +36,7 @@ void rto_run_open(void *p)
 	a->ret = RTO_HAND_REAL(open)(a->path, a->flags, a->mode);
 	rto_fd_born(a->ret, -1);
 }
+RTO_FN_HAND(open);
 
 void rto_run_open64(void *p)
 {
@@ -43,6 +44,7 @@ void rto_run_open64(void *p)
 	a->ret = RTO_HAND_REAL(open64)(a->path, a->flags, a->mode);
 	rto_fd_born(a->ret, -1);
 }
+RTO_FN_HAND(open64);
 
 void rto_run_openat(void *p)
 {
@@ -50,6 +52,7 @@ void rto_run_openat(void *p)
 	a->ret = RTO_HAND_REAL(openat)(a->dirfd, a->path, a->flags, a->mode);
 	rto_fd_born(a->ret, -1);
 }
+RTO_FN_HAND(openat);
 
 void rto_run_openat64(void *p)
 {
@@ -57,6 +60,7 @@ void rto_run_openat64(void *p)
 	a->ret = RTO_HAND_REAL(openat64)(a->dirfd, a->path, a->flags, a->mode);
 	rto_fd_born(a->ret, -1);
 }
+RTO_FN_HAND(openat64);
 
 static int route_open(struct rto_fn *fn, void (*run)(void *), int dirfd, const char *path,
 		      int flags, mode_t mode)

@@ -20,6 +20,7 @@ RTO_UNINSTRUMENTED void rto_run_sysconf(void *p)
 	struct rto_args_sysconf *a = p;
 	a->ret = rto_real_sysconf(a->name);
 }
+RTO_FN_HAND(sysconf);
 
 RTO_UNINSTRUMENTED static int asks_kernel(int name)
 {

@@ -521,9 +521,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		if (annotated(c))
 			fail_at(c->line, "'%s': a hand-written wrapper does its own forget/born",
 				c->name);
-		fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
-		fprintf(o, "RTO_FN_FULL(%s, %s, RTO_OFFLOAD, rto_run_%s, %s);\n\n", c->name,
-			class_macro, c->name, flags_of(c));
+		(void)class_macro; /* shims.h: its wrap_*.c holds the descriptor */
+		fprintf(o, "\n");
 		return;
 	}
 	if (c->born[0] && is_void)
@@ -626,6 +625,21 @@ static int write_header(const char *path, const struct call *calls, int n)
 		fprintf(o, ");\n");
 		if (strcmp(calls[i].handling, "thread"))
 			fprintf(o, "RTO_HIDDEN extern struct rto_fn rto_fn_%s;\n", calls[i].name);
+		/*
+		 * A hand-written wrapper's descriptor lives in its wrap_*.c
+		 * (RTO_FN_HAND(name) there), next to its runner: the wrappers
+		 * and shims.c do not call each other.
+		 */
+		if (!strcmp(calls[i].handling, "hand")) {
+			const struct call *c = &calls[i];
+			fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
+			fprintf(o,
+				"#define RTO_FN_HAND_%s RTO_FN_FULL(%s, %s, RTO_OFFLOAD, "
+				"rto_run_%s, "
+				"%s)\n",
+				c->name, c->name, classes[class_index(c)].macro, c->name,
+				flags_of(c));
+		}
 	}
 	fprintf(o, "\n#endif\n");
 	if (fclose(o)) {
