@@ -44,7 +44,24 @@
  * request): a producer that finds it still finishing waits for that, as a
  * caller waits for its own request.
  */
-#include "shims_prelude.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "fn.h"
+#include "async.h"
+#include "async_path.h"
+#include "policy.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "route.h"
+#include "fdclass.h"
+#include "transport.h"
+#include "helper.h"
+#include "stdio_lock.h"
+#include "futex.h"
+#include "stats.h"
+#include "report.h"
+#include "real.h"
 #include "route_state.h"
 
 #include "rtoffload.h"

@@ -4,7 +4,8 @@
  * and the match of a descriptor's path against them (fdclass.c, policy.c).
  * Set once at load (async.c's init), read-only afterwards.
  */
-#include "rto.h"
+#include "options.h"
+#include "async_path.h"
 #include "real.h"
 
 #include <limits.h>

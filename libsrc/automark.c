@@ -17,7 +17,17 @@
  * cannot be interposed) and changes made from outside the process
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "thread.h"
+#include "automark.h"
+#include "own_thread.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "helper.h"
+#include "sanitizer.h"
+#include "fork.h"
 #include "rto_malloc.h"
 #include "route_state.h"
 #include "real.h"

@@ -25,7 +25,13 @@
  * the first time) are left out.
  */
 #define UNW_LOCAL_ONLY
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "thread_faults.h"
+#include "fn.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "sanitizer.h"
 #include "route_state.h"
 #include "real.h"
 

@@ -4,7 +4,9 @@
  * /sys/devices/system/cpu/online and isolcpus=), and the choice of the
  * CPUs the helpers run on.
  */
-#include "rto.h"
+#include "options.h"
+#include "cpulist.h"
+#include "resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>

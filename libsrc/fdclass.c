@@ -36,7 +36,15 @@
  * What cannot be seen: descriptors closed and reborn under the same number
  * by raw syscall() or by code that bypasses libc's exported functions.
  */
-#include "shims_prelude.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "fn.h"
+#include "async_path.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "fdclass.h"
+#include "real.h"
 
 #include "rtoffload.h"
 

@@ -7,7 +7,15 @@
  * mark starts fresh helpers there.  A vfork() child shares all memory with
  * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "resolve.h"
+#include "transport.h"
+#include "sanitizer.h"
+#include "fork.h"
+#include "futex.h"
+#include "stats.h"
+#include "report.h"
 #include "route_state.h"
 #include "real.h"
 

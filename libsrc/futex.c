@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* futex(2) and the clock: the only kernel entries of the caller's path. */
-#include "rto.h"
+#include "resolve.h"
+#include "futex.h"
 #include "real.h"
 
 #include <errno.h>

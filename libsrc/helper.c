@@ -18,7 +18,21 @@
  *     request is still unserved after spin_ns (every awake worker is inside
  *     a long call): a blocking call in one worker does not hold up others.
  */
-#include "rto.h"
+#include "options.h"
+#include "cpulist.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "own_thread.h"
+#include "fn.h"
+#include "async.h"
+#include "callsite.h"
+#include "transport.h"
+#include "resolver.h"
+#include "helper.h"
+#include "stdio_lock.h"
+#include "signals.h"
+#include "futex.h"
+#include "report.h"
 #include "real.h"
 #include "lifetime.h"
 

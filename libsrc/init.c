@@ -4,7 +4,22 @@
  * thread is started here: a process that never marks a thread keeps the
  * threads it had (helpers start with the first mark, thread.c).
  */
-#include "rto.h"
+#include "options.h"
+#include "thread.h"
+#include "automark.h"
+#include "async.h"
+#include "policy.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "route.h"
+#include "fdclass.h"
+#include "helper.h"
+#include "stdio_lock.h"
+#include "wrap_misc.h"
+#include "sanitizer.h"
+#include "init.h"
+#include "fork.h"
+#include "stats.h"
 #include "lifetime.h"
 #include "rto_malloc.h"
 

@@ -43,6 +43,12 @@
  * thread's status.  A thread of another runtime (ThreadSanitizer's
  * background thread) keeps the process alive, as it would without us.
  */
+#include "callsite.h"
+#include "resolve.h"
+#include "transport.h"
+#include "signals.h"
+#include "futex.h"
+#include "report.h"
 #include "lifetime.h"
 
 #include <dlfcn.h>

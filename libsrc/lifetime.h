@@ -3,7 +3,7 @@
 #ifndef RTO_LIFETIME_H
 #define RTO_LIFETIME_H
 
-#include "rto.h"
+#include "rto_base.h"
 
 /* How often an idle helper looks whether only helpers are left. */
 #define RTO_LIFETIME_WATCH_NS (1000L * 1000 * 1000)

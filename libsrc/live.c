@@ -18,6 +18,15 @@
  * user's only; the kernel would refuse the others in a sticky /dev/shm).
  * Raw system calls throughout: the library's own wrappers are not for it.
  */
+#include "options.h"
+#include "cpulist.h"
+#include "own_thread.h"
+#include "fn.h"
+#include "async.h"
+#include "resolve.h"
+#include "futex.h"
+#include "stats.h"
+#include "report.h"
 #include "live.h"
 #include "lifetime.h"
 #include "real.h"

@@ -3,7 +3,7 @@
 #ifndef RTO_LIVE_H
 #define RTO_LIVE_H
 
-#include "rto.h"
+#include "rto_base.h"
 
 /* The helpers started on cpus (workers of them): start the publisher. */
 RTO_HIDDEN void rto_live_start(const cpu_set_t *cpus, unsigned workers);

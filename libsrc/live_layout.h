@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "rto.h" /* RTO_HIST_BUCKETS */
+#include "fn.h" /* RTO_HIST_BUCKETS */
 
 #define RTO_LIVE_DIR	 "/dev/shm"
 #define RTO_LIVE_PREFIX	 "rtoffload."

@@ -14,6 +14,13 @@
  * those allocations, and any made while it runs, come from a small static
  * arena and are never freed (a pointer there is known by its address).
  */
+#include "options.h"
+#include "rto_fast.h"
+#include "fn.h"
+#include "async.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "report.h"
 #include "rto_malloc.h"
 
 #include <dlfcn.h>

@@ -8,7 +8,11 @@
  * in place (no copy, no malloc, no I/O): it runs in the constructor and it
  * is fuzzed.  A key is one line of the table below.
  */
-#include "rto.h"
+#include "options.h"
+#include "cpulist.h"
+#include "resolve.h"
+#include "fdclass.h"
+#include "report.h"
 
 #include <stddef.h>
 #include <stdlib.h>

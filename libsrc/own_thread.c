@@ -4,7 +4,9 @@
  * publisher): through a sanitizer's interceptor when one is first.  Below
  * helper.c and live.c, which start them, and automark.c, which lets them by.
  */
-#include "rto.h"
+#include "rto_fast.h"
+#include "own_thread.h"
+#include "sanitizer.h"
 #include "real.h"
 
 #include <pthread.h>

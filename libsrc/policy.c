@@ -14,7 +14,12 @@
  * One more name: "faults:warn" reports the page faults a marked thread
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
-#include "rto.h"
+#include "options.h"
+#include "fn.h"
+#include "async_path.h"
+#include "policy.h"
+#include "callsite.h"
+#include "resolve.h"
 
 #include <fcntl.h>
 #include <stdio.h>

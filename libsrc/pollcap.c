@@ -18,7 +18,8 @@
  * windows of tens of microseconds) stays far under the budget anyway.
  * Without throttling (sched_rt_runtime_us = -1) nothing is capped.
  */
-#include "rto.h"
+#include "resolve.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,6 +22,11 @@
  * thread's pool; the other threads' pools are orphaned there, or lost
  * (never reused) when their owner was inside an operation at the fork.
  */
+#include "options.h"
+#include "rto_fast.h"
+#include "callsite.h"
+#include "transport.h"
+#include "report.h"
 #include "rto_malloc.h"
 #include "pool_tlsf.h"
 

@@ -7,6 +7,7 @@
  * holds its free-list links.  Free neighbours are merged at once, so two
  * free blocks are never adjacent.  A zero-sized used block ends the region.
  */
+#include "rto_base.h"
 #include "pool_tlsf.h"
 
 #include <string.h>

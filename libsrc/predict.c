@@ -26,7 +26,7 @@
  * a thread without a regular pattern yet, or any recently active thread
  * whose gaps are irregular.
  */
-#include "rto.h"
+#include "transport.h"
 #include "real.h"
 
 #include <string.h>

@@ -60,6 +60,9 @@
 #include <utime.h>
 #include <wchar.h>
 
+#include "rto_base.h"
+#include "fn.h"
+#include "resolve.h"
 #include "shims.h" /* generated */
 
 /*

@@ -14,7 +14,8 @@
  * libc lacks through here, so this file reaches libc's syscall() itself,
  * through rto_resolve() like them, and its level is set by options.c.
  */
-#include "rto.h"
+#include "resolve.h"
+#include "report.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finding the real libc functions behind our wrappers. */
-#include "rto.h"
+#include "resolve.h"
 
 #include <dlfcn.h>
 

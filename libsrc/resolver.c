@@ -11,7 +11,7 @@
  * state was never initialised needs nothing: the worker's own is the same
  * defaults, read from the same resolv.conf.
  */
-#include "rto.h"
+#include "resolver.h"
 
 #include <resolv.h>
 

@@ -4,7 +4,20 @@
  * handling says it is realtime-safe), refuse it (strict), or offload it.
  * This is the caller's realtime path: no malloc, no lock, no syscall.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "fn.h"
+#include "callsite.h"
+#include "route.h"
+#include "fdclass.h"
+#include "transport.h"
+#include "resolver.h"
+#include "helper.h"
+#include "stdio_lock.h"
+#include "sanitizer.h"
+#include "futex.h"
+#include "stats.h"
 #include "route_state.h"
 
 #include <errno.h>

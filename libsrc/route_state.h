@@ -22,7 +22,7 @@
 #ifndef RTO_ROUTE_STATE_H
 #define RTO_ROUTE_STATE_H
 
-#include "rto.h"
+#include "rto_fast.h"
 
 /* Enter a stretch of the library's own work; returns what resume() needs. */
 static inline unsigned char rto_route_go_direct(void)

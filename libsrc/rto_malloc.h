@@ -7,7 +7,7 @@
 #ifndef RTO_MALLOC_H
 #define RTO_MALLOC_H
 
-#include "rto.h"
+#include "rto_fast.h" /* struct rto_thread, struct rto_pool */
 
 #include <stddef.h>
 #include <stdint.h>

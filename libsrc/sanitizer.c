@@ -25,7 +25,7 @@
  * Found once, at load (or at the first wrapped call before it): never on a
  * marked thread's path.
  */
-#include "rto.h"
+#include "sanitizer.h"
 
 #include <dlfcn.h>
 

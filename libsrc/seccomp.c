@@ -9,7 +9,10 @@
  * rto_syscall(SYS_seccomp, ...).  A TSYNC filter covers the helpers too: the
  * calls stay offloaded.
  */
-#include "rto.h"
+#include "rto_fast.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "seccomp.h"
 #include "real.h"
 
 #include <errno.h>

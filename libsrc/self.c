@@ -4,7 +4,9 @@
  * read from it everywhere: its mode, and whether it is one of our helpers.
  * The bottom of the per-thread layer: every module reads it, it calls none.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
 
 __thread struct rto_thread rto_self RTO_TLS;
 

@@ -22,7 +22,10 @@
  * Not seen: handlers installed with sigset()/sysv_signal() or the raw
  * rt_sigaction syscall; RTO_SIG_INTERRUPT (SIGRTMAX) is the library's.
  */
-#include "rto.h"
+#include "rto_fast.h"
+#include "resolve.h"
+#include "transport.h"
+#include "signals.h"
 #include "real.h"
 
 #include <errno.h>

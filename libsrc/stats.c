@@ -9,7 +9,15 @@
  * written with raw syscalls: at exit the wrappers, stdio and even the
  * helpers may be unusable.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "thread_faults.h"
+#include "fn.h"
+#include "callsite.h"
+#include "resolve.h"
+#include "futex.h"
+#include "stats.h"
+#include "report.h"
 #include "real.h"
 #include "rto_malloc.h"
 

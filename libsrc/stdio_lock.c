@@ -17,7 +17,9 @@
  * worker: with as many such calls as workers, nobody moves.  So a worker
  * never waits for a stream lock; the caller waits where it always did.
  */
-#include "rto.h"
+#include "rto_fast.h"
+#include "stdio_lock.h"
+#include "report.h"
 #include "real.h"
 
 #include <pthread.h>

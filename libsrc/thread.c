@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "thread.h"
+#include "thread_faults.h"
+#include "async.h"
+#include "resolve.h"
+#include "fdclass.h"
+#include "helper.h"
+#include "seccomp.h"
+#include "futex.h"
+#include "stats.h"
 #include "route_state.h"
 #include "real.h"
 

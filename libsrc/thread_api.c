@@ -3,7 +3,13 @@
  * The thread API of include/rtoffload.h: mark, unmark, mode.  Above
  * init.c (a mark may come before our constructor) and thread.c.
  */
-#include "rto.h"
+#include "rto_fast.h"
+#include "self.h"
+#include "thread.h"
+#include "callsite.h"
+#include "helper.h"
+#include "init.h"
+#include "fork.h"
 #include "route_state.h"
 
 #include <errno.h>

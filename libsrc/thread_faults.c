@@ -5,7 +5,10 @@
  * finished marked intervals.  Below thread.c, stats.c and callsite.c,
  * which all read them; it calls none of them.
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "thread_faults.h"
+#include "resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>

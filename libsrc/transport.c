@@ -4,7 +4,13 @@
  * caller's stack, enqueue is wait-free, the only syscalls are FUTEX_WAKE
  * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
+#include "fn.h"
+#include "callsite.h"
+#include "transport.h"
+#include "signals.h"
+#include "futex.h"
 #include "route_state.h"
 
 #include <errno.h>

@@ -7,6 +7,9 @@
  * where the kernel would refuse mlockall().  Raw system calls only: this
  * runs in the constructor, before our wrappers are usable.
  */
+#include "options.h"
+#include "cpulist.h"
+#include "resolve.h"
 #include "validate.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
 #ifndef RTO_VALIDATE_H
 #define RTO_VALIDATE_H
 
-#include "rto.h"
+#include "options.h"
 
 /*
  * rt_cpus= and helper_cpus= against the online CPUs, and against each

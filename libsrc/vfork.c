@@ -13,7 +13,8 @@
  * across the system call.  x86-64 only; elsewhere vfork is not wrapped
  * and a marked thread should not call it (posix_spawn is fine).
  */
-#include "rto.h"
+#include "options.h"
+#include "rto_fast.h"
 #include "route_state.h"
 
 #include <errno.h>

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * async.c: asynchronous writes: per-thread rings drained by the helpers.
+ *
+ * Concurrency: rto_async_put()/rto_async_vprintf() run on the caller's path: a ring of
+ * the calling thread only, no lock, no system call unless the ring is full
+ * (async_full=).  The drain runs on helpers under the drain lock.
+ */
+#ifndef RTO_ASYNC_H
+#define RTO_ASYNC_H
+
+#include "rto_base.h"
+#include "fn.h"
+#include "fdclass.h"
+#include "async_path.h"
+
+struct rto_fn;
+
+/* async.c: asynchronous writes for logging. */
+RTO_HIDDEN int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len,
+			     int nl);
+RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap,
+				 int *ret);
+RTO_HIDDEN void rto_async_barrier(void);
+/* A stream lock was released: queue the drain a helper gave up on (if any). */
+RTO_HIDDEN void rto_async_kick(void);
+/* A helper's drain gave up on a taken lock: idle helpers retry it (helper.c). */
+#define RTO_ASYNC_RETRY_NS (10 * 1000 * 1000)
+RTO_HIDDEN int rto_async_stalled(void);
+RTO_HIDDEN void rto_async_retry(void);
+/* f is being closed: abort() no longer flushes it (lock-free, bounded). */
+RTO_HIDDEN void rto_async_forget_stream(FILE *f);
+RTO_HIDDEN void rto_async_thread_marked(void);
+RTO_HIDDEN void rto_async_at_exit(void);
+/* abort(): what is queued is written first, then libc's abort() (the exported abort() too). */
+RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
+/* Bytes queued in the async rings now, their total size, and how many rings. */
+RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
+RTO_HIDDEN void rto_async_forget(int fd);
+RTO_HIDDEN void rto_async_init(void);
+/* Does this write (to fd, or to stream f) go through the async ring? */
+static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
+{
+	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC))
+		return 1;
+	return RTO_UNLIKELY(rto_async_paths) && rto_fd_async_path(f ? rto_fd_of_file(f) : fd);
+}
+
+#endif /* RTO_ASYNC_H */

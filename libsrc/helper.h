@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * helper.c: the helper threads: start, serve, idle.
+ *
+ * Concurrency: rto_helpers_start() is idempotent and serialised (start_lock); the hooks
+ * are set once at load, before any helper starts.
+ */
+#ifndef RTO_HELPER_H
+#define RTO_HELPER_H
+
+#include "rto_base.h"
+
+/* helper.c: start the workers (idempotent).  0, or -1 with errno. */
+RTO_HIDDEN int rto_helpers_start(void);
+/* fn runs after helpers started (init.c: the live view's publisher, at load). */
+RTO_HIDDEN void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers));
+/* Idle workers ask stalled() and run retry() (async.c, at load, before helpers start). */
+RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
+/* helper_priority=inherit: idle workers wait at the highest marked priority. */
+RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
+
+#endif /* RTO_HELPER_H */

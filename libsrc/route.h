@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * route.c: the routing core: how a marked thread's call runs.
+ *
+ * Concurrency: rto_call() is the caller's path: no malloc, no lock, no system call but
+ * FUTEX_WAKE/FUTEX_WAIT (transport.c).  The hooks are set once at load.
+ */
+#ifndef RTO_ROUTE_H
+#define RTO_ROUTE_H
+
+#include "rto_base.h"
+
+struct rto_fn;
+
+/*
+ * The routing core, the one place that decides how a marked thread's call
+ * runs: here, on a helper, or not at all.  Every wrapper, generated or
+ * written by hand, and the library's own requests (RTO_F_INTERNAL) enter
+ * here; what is special about a call comes from fn->flags.
+ *   fd        the call's descriptor, for RTO_F_BYFD calls; else -1
+ *   stream    the FILE the call works on (stdio), or NULL
+ *   callbacks nonzero when the call was given a callback (RTO_F_CALLBACKS)
+ * Returns 0 when the call ran (its result is in args, errno as the call left
+ * it), -1 when it was refused (errno set).
+ */
+/* What a wrapper knows of one call from its arguments (rto_call's how). */
+enum rto_call_how {
+	RTO_CALL_BYFD = 1 << 0,	     /* decided by its descriptor, like an RTO_F_BYFD row */
+	RTO_CALL_SHORT = 1 << 1,     /* short and bounded with these arguments (fcntl(F_GETFL),
+					sysconf(_SC_PAGESIZE)): here unless a policy says strict/warn */
+	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
+};
+RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
+/* An offloaded call's dlerror() message goes to fn (wrap_misc.c's, set at load). */
+RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));
+
+#endif /* RTO_ROUTE_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * signals.c: interrupting offloaded calls, the worker's signals, faults.
+ *
+ * Concurrency: rto_signal_kick() is the caller's side; the rest runs on workers.
+ */
+#ifndef RTO_SIGNALS_H
+#define RTO_SIGNALS_H
+
+#include "rto_base.h"
+
+struct rto_req;
+
+/* signals.c: interrupting a blocking offloaded call like the kernel would. */
+#define RTO_SIG_INTERRUPT SIGRTMAX
+RTO_HIDDEN int rto_signal_interrupts(int sig);
+/* Send RTO_SIG_INTERRUPT to worker tid (no-op for 0).  Caller side. */
+RTO_HIDDEN void rto_signal_kick(int tid);
+/* Worker side: take a kick still pending, so that it cannot end the next call. */
+RTO_HIDDEN void rto_signal_take_kick(void);
+RTO_HIDDEN void rto_signal_worker_init(void);
+RTO_HIDDEN int rto_signal_worker_tid(void);
+/* 1: sig's action is SIG_DFL (lifetime.c). */
+RTO_HIDDEN int rto_signal_is_default(int sig);
+/* Run r's call; a fault inside it comes back as its signal number, else 0. */
+RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
+
+#endif /* RTO_SIGNALS_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * transport.c: the request and the queue: the caller's side of the hand-off.
+ *
+ * Concurrency: rto_offload() is the caller's path (enqueue, FUTEX_WAKE if every worker
+ * sleeps, spin, FUTEX_WAIT); docs/ARCHITECTURE.md, "Memory ordering".
+ */
+#ifndef RTO_TRANSPORT_H
+#define RTO_TRANSPORT_H
+
+#include "rto_base.h"
+#include "predict.h"
+
+struct rto_fn;
+struct rto_predict;
+
+/*
+ * A request's futex word.  The caller moves PENDING -> WAITING when it
+ * sleeps, WAITING/KICKED -> KICKING -> KICKED around each interrupt it
+ * sends; the worker moves any state but KICKING to DONE (transport.c).
+ */
+enum rto_req_state {
+	RTO_REQ_PENDING = 0, /* the caller spins */
+	RTO_REQ_WAITING = 1, /* the caller sleeps on the word: wake it */
+	RTO_REQ_DONE = 2,    /* published: the worker no longer touches it */
+	RTO_REQ_KICKING = 3, /* the caller is signalling the worker: wait */
+	RTO_REQ_KICKED = 4,  /* signalled: take the signal before the next call */
+};
+
+/*
+ * One request, on the caller's stack.  The first cache line holds what
+ * every call moves between the two CPUs, the second what only some calls
+ * use (a lent stream, a process-class call, a fault, dlopen): a plain call
+ * costs the transfer of this line and of the arguments', and no more.
+ */
+struct rto_req {
+	struct cds_wfcq_node node;
+	struct rto_fn *fn;
+	void *args;
+	void *locale;	       /* the caller's uselocale(): printf's %f, strerror, ... */
+	uint64_t t0;	       /* when the caller made the call (predict.c learns from it) */
+	const void *key;       /* the caller's identity for predict.c (&rto_self), or NULL */
+	uint32_t state;	       /* futex word, enum rto_req_state */
+	int err;	       /* errno: the caller's in, the call's out */
+	int worker;	       /* tid of the worker running it, for interrupting it */
+	unsigned char prio;    /* caller's realtime priority (0-99), for ordering and inherit */
+	unsigned char faulted; /* the call faulted in the worker: the caller runs it again */
+	unsigned char route;   /* the caller's route before the call, restored if cancelled */
+	unsigned char lent;    /* stream below is set */
+	/* Second line: the worker writes it only when the call needs it. */
+	FILE *stream __attribute__((aligned(RTO_CACHELINE))); /* stdio lock lent, or NULL */
+	void *owner;	  /* the caller's lock owner identity, for the handoff */
+	FILE *file;	  /* the stream a stdio call works on, lent or not */
+	uint64_t sigmask; /* caller's signal mask, for process-class calls */
+	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
+	void *res;	  /* DNS calls: the caller's resolver state (resolver.c), or NULL */
+	int h_err;	  /* h_errno of a DNS call: its other errno, thread-local too */
+	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+} __attribute__((aligned(RTO_CACHELINE)));
+
+/* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
+RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
+/* Enqueue and wake a worker if all sleep; nobody waits for req. */
+RTO_HIDDEN void rto_offload_async(struct rto_req *req);
+
+/* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
+
+/*
+ * Grouped by who writes what, one cache line each, so that a request costs
+ * as few line transfers as the queue allows.
+ */
+struct rto_queue {
+	/*
+	 * Both ends of the queue in one line.  An enqueue into an empty queue
+	 * (a realtime caller's usual case) exchanges the tail and stores
+	 * head.next; the worker polls head.next and dequeues from both: one
+	 * line moves per call, not two.
+	 */
+	struct __cds_wfcq_head head __attribute__((aligned(RTO_CACHELINE)));
+	struct cds_wfcq_tail tail;
+	/* Workers only: never pulled to a caller's CPU. */
+	pthread_mutex_t dispatch __attribute__((aligned(RTO_CACHELINE))); /* one worker dequeues */
+	int32_t pollers;	 /* idle workers polling (at most one polls) */
+	int32_t busy;		 /* workers inside a call */
+	struct rto_req *pending; /* dequeued, by priority; under dispatch */
+	/* Read by every caller; written only when a worker falls asleep or wakes. */
+	int32_t awake __attribute__((aligned(RTO_CACHELINE))); /* workers not asleep */
+	int32_t sleepers;	    /* workers in FUTEX_WAIT on wake_seq */
+	uint32_t wake_seq;	    /* bumped by a caller that wakes a worker */
+	int32_t ready;		    /* helpers started; 0 again in a forked child */
+	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
+	int32_t failed;		    /* no helper could start: never tried again (but in a child) */
+	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
+	/* Helpers only (predict.c, pollcap.c). */
+	struct rto_predict predict __attribute__((aligned(RTO_CACHELINE)));
+};
+
+/* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */
+RTO_HIDDEN extern struct rto_queue *rto_q;
+
+_Static_assert(offsetof(struct rto_req, stream) == RTO_CACHELINE,
+	       "what every call moves fits the request's first cache line");
+
+#endif /* RTO_TRANSPORT_H */
