@@ -38,7 +38,7 @@ struct call {
 	char cls[16], handling[16], name[64], fail[32], ret[64];
 	char forget[128]; /* "forget:a,b": descriptors the call closes */
 	char born[128];	  /* "born:a[=KIND],b": descriptors the call creates or replaces */
-	char async[128];  /* "async:FD,FILE,BUF,LEN,RET[,nl]": how to queue it; "async" alone: hand
+	char async[128];  /* "async:ADAPTER": how to queue it (async_adapt.h); "async" alone: hand
 			   */
 	int can_async;
 	int flush;    /* "flush": queued async writes go first */
@@ -151,7 +151,7 @@ static void parse_params(struct call *c, char *text)
 }
 
 /*
- * After (params): forget:FD,...  born:FD[=KIND],...  async[:FD,FILE,BUF,LEN,RET[,nl]]
+ * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
  * flush  cancel  lock  callbacks:P,...  first  stream:S
  */
 static void parse_annotations(struct call *c, char *text)
@@ -285,25 +285,29 @@ static const char *stream_of(const struct call *c)
 	return strncmp(c->ret, "FILE", 4) ? "stdout" : "NULL";
 }
 
-/* async:FD,FILE,BUF,LEN,RET[,nl]: queue the bytes when the call's handling is async. */
+/*
+ * async:NAME: queue the call's bytes when its handling is async, through
+ * the adapter rto_async_NAME() of libsrc/async_adapt.h, given the call's
+ * parameters in order (the compiler checks them against its prototype).
+ */
+static const char *const adapters[] = {"bytes", "items",     "cstring",
+				       "line",	"putc_byte", "putchar_byte"};
+
 static void emit_async(FILE *o, const struct call *c)
 {
-	char f[6][64] = {{0}};
-	int n = 0;
+	size_t i, n = sizeof(adapters) / sizeof(adapters[0]);
 
 	if (!c->async[0])
 		return;
-	for (const char *s = c->async; n < 6 && *s; n++) {
-		size_t len = strcspn(s, ",");
-		snprintf(f[n], sizeof(f[n]), "%.*s", (int)len, s);
-		s += len + (s[len] == ',');
-	}
-	if (n < 5)
-		fail_at(c->line, "'%s': async:FD,FILE,BUF,LEN,RET[,nl]", c->name);
-	fprintf(o, "\tif (rto_async_wanted(&rto_fn_%s, %s, %s)) {\n", c->name, f[0], f[1]);
-	fprintf(o, "\t\tint q = rto_async_put(&rto_fn_%s, %s, %s, %s, %s, %d);\n", c->name, f[0],
-		f[1], f[2], f[3], n > 5 && !strcmp(f[5], "nl"));
-	fprintf(o, "\t\tif (q <= 0)\n\t\t\treturn q ? %s : %s;\n\t}\n", c->fail, f[4]);
+	for (i = 0; i < n && strcmp(adapters[i], c->async); i++)
+		;
+	if (i == n)
+		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async_adapt.h)", c->name,
+			c->async);
+	fprintf(o, "\t{\n\t\t%s r;\n\t\tint q = rto_async_%s(&rto_fn_%s, ", c->ret, c->async,
+		c->name);
+	list(o, c, 0);
+	fprintf(o, ", &r);\n\t\tif (q <= 0)\n\t\t\treturn q ? %s : r;\n\t}\n", c->fail);
 }
 
 static void emit_args(FILE *o, const struct call *c, const char *indent)
