@@ -11,6 +11,8 @@
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 function handling_text(name,    h, t) {
 	h = handling[name]
+	if (made[name] == "thread") return ""
+	if (made[name] == "hand") h = "hand"
 	if (first[name]) return "offloaded at first use, then local"
 	if (h == "offload") t = "offloaded"
 	else if (h == "local") t = "local"
@@ -25,7 +27,7 @@ FILENAME == ARGV[1] {
 }
 FILENAME == ARGV[2] {
 	if ($0 ~ /^[ \t]*(#|$)/) next
-	name = $3; class[name] = $1; handling[name] = $2; rows[++nrows] = name
+	name = $3; class[name] = $1; handling[name] = $2; made[name] = $4; rows[++nrows] = name
 	tail = $0; sub(/.*\)/, "", tail)
 	n = split(tail, tok, /[ \t]+/)
 	for (i = 1; i <= n; i++) {

@@ -4,16 +4,16 @@
  *
  *   shim-gen calls.tbl shims.c shims.h real.c
  *
- * For each line "class handling name fail ret (params)" it writes, under a
+ * For each line "class handling name made fail ret (params)" it writes, under a
  * banner per class:
  *   - the real-function pointer (RTO_REAL),
  *   - an argument block and a runner that calls the real function with it,
  *   - the descriptor (RTO_FN): name, class, default handling,
  *   - the exported wrapper: direct call when the thread is unmarked,
  *     rto_call() otherwise.
- * "hand" lines get the pointer and a descriptor whose runner lives in
- * libsrc/wrap_*.c; "thread" lines (calls that act on the calling thread or
- * on the process's lifetime, wrapped by hand and never routed) get only the
+ * Lines made "hand" get the pointer and a descriptor (RTO_FN_HAND, shims.h)
+ * that their wrap_*.c instantiates next to its runner; lines made "thread" (calls that act on the
+ * calling thread or on the process's lifetime, wrapped by hand and never routed) get only the
  * pointer, rto_real_NAME, which is how the library itself calls the real
  * function.  Errors name the table line and stop the build.
  */
@@ -35,7 +35,7 @@ struct param {
 };
 
 struct call {
-	char cls[16], handling[16], name[64], fail[32], ret[64];
+	char cls[16], handling[16], name[64], made[8], fail[32], ret[64];
 	char forget[128]; /* "forget:a,b": descriptors the call closes */
 	char born[128];	  /* "born:a[=KIND],b": descriptors the call creates or replaces */
 	char async[128];  /* "async:ADAPTER": how to queue it (async_adapt.h); "async" alone: hand
@@ -194,7 +194,7 @@ static void parse_annotations(struct call *c, char *text)
 /* The wrapper lives in libsrc/: shim-gen writes only its real pointer (and descriptor). */
 static int hand_written(const struct call *c)
 {
-	return !strcmp(c->handling, "hand") || !strcmp(c->handling, "thread");
+	return !strcmp(c->made, "hand") || !strcmp(c->made, "thread");
 }
 
 static int parse_line(char *line, struct call *c)
@@ -203,8 +203,9 @@ static int parse_line(char *line, struct call *c)
 	if (!*s || *s == '#')
 		return 0;
 	int n = 0;
-	if (sscanf(s, "%15s %15s %63s %31s %n", c->cls, c->handling, c->name, c->fail, &n) != 4)
-		fail_at(c->line, "expected: class handling name fail ret (params)");
+	if (sscanf(s, "%15s %15s %63s %7s %31s %n", c->cls, c->handling, c->name, c->made, c->fail,
+		   &n) != 5)
+		fail_at(c->line, "expected: class handling name made fail ret (params)");
 	char *proto = s + n;
 	char *open = strchr(proto, '('), *close = NULL;
 	for (int depth = 0, i = 0; open && open[i]; i++) { /* the ')' that matches */
@@ -222,18 +223,26 @@ static int parse_line(char *line, struct call *c)
 	snprintf(c->ret, sizeof(c->ret), "%s", trim(proto));
 	parse_params(c, open + 1);
 	if (strcmp(c->handling, "offload") && strcmp(c->handling, "local") &&
-	    strcmp(c->handling, "byfd") && strcmp(c->handling, "hand") &&
-	    strcmp(c->handling, "thread"))
-		fail_at(c->line, "'%s': handling must be offload, local, byfd, hand or thread",
+	    strcmp(c->handling, "byfd"))
+		fail_at(c->line, "'%s': handling must be offload, local or byfd", c->name);
+	if (strcmp(c->made, "gen") && strcmp(c->made, "hand") && strcmp(c->made, "thread"))
+		fail_at(c->line, "'%s': made must be gen, hand or thread", c->name);
+	if (!strcmp(c->made, "hand") && strcmp(c->handling, "offload"))
+		fail_at(c->line,
+			"'%s': a hand-written wrapper's descriptor says offload (policy= "
+			"changes it)",
 			c->name);
 	if (!strcmp(c->handling, "byfd") && (c->np == 0 || strcmp(c->p[0].name, "fd")))
 		fail_at(c->line, "'%s': byfd needs 'int fd' as first parameter", c->name);
 	if (c->variadic && !hand_written(c))
 		fail_at(c->line, "'%s' is variadic: it needs a hand-written wrapper", c->name);
 	int never_routed = !strcmp(c->cls, "thread") || !strcmp(c->cls, "alloc");
-	if (never_routed != !strcmp(c->handling, "thread"))
-		fail_at(c->line, "'%s': the thread and alloc classes go with the thread handling",
+	if (never_routed != !strcmp(c->made, "thread"))
+		fail_at(c->line,
+			"'%s': the thread and alloc classes, and only they, are made 'thread'",
 			c->name);
+	if (never_routed && strcmp(c->handling, "local"))
+		fail_at(c->line, "'%s': a thread row stays on the thread: handling local", c->name);
 	return 1;
 }
 
@@ -514,14 +523,14 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 {
 	int is_void = !strcmp(c->ret, "void");
 	fprintf(o, "/* %s */\n", c->name);
-	if (!strcmp(c->handling, "thread")) {
+	if (!strcmp(c->made, "thread")) {
 		if (annotated(c))
 			fail_at(c->line, "'%s': a thread call is never routed: no annotations",
 				c->name);
 		fprintf(o, "\n");
 		return;
 	}
-	if (!strcmp(c->handling, "hand")) {
+	if (!strcmp(c->made, "hand")) {
 		if (annotated(c))
 			fail_at(c->line, "'%s': a hand-written wrapper does its own forget/born",
 				c->name);
@@ -627,14 +636,14 @@ static int write_header(const char *path, const struct call *calls, int n)
 		fprintf(o, "RTO_HIDDEN extern %s (*rto_real_%s)(", calls[i].ret, calls[i].name);
 		list(o, &calls[i], 1);
 		fprintf(o, ");\n");
-		if (strcmp(calls[i].handling, "thread"))
+		if (strcmp(calls[i].made, "thread"))
 			fprintf(o, "RTO_HIDDEN extern struct rto_fn rto_fn_%s;\n", calls[i].name);
 		/*
 		 * A hand-written wrapper's descriptor lives in its wrap_*.c
 		 * (RTO_FN_HAND(name) there), next to its runner: the wrappers
 		 * and shims.c do not call each other.
 		 */
-		if (!strcmp(calls[i].handling, "hand")) {
+		if (!strcmp(calls[i].made, "hand")) {
 			const struct call *c = &calls[i];
 			fprintf(o, "RTO_HIDDEN void rto_run_%s(void *args);\n", c->name);
 			fprintf(o,

@@ -15,7 +15,7 @@ tests=$2
 
 # "thread" rows are never routed: no family compares them direct and marked
 # (tests/routing names each of them: check_exports.sh).
-names=$(awk '!/^[ \t]*(#|$)/ && $2 != "thread" { print $3 }' "$table")
+names=$(awk '!/^[ \t]*(#|$)/ && $4 != "thread" { print $3 }' "$table")
 cases=$(cat "$tests"/*.c "$tests"/*/*.c | grep -o 'CASE([A-Za-z0-9_]*)' | sed 's/CASE(\(.*\))/\1/')
 
 missing=$(printf '%s\n' "$cases" | awk -v names="$names" '

@@ -6,11 +6,14 @@
 #   2. every row is exported (vfork only on x86-64, where it is written);
 #   3. no PLT slot of the library points at a name it exports: the library
 #      never calls its own interceptors (libsrc/real.h);
-#   4. every row is named by a test under tests/.
+#   4. every row is named by a test under tests/;
+#   5. the "made" column says how each wrapper is made: the generated unit
+#      (shims.c) defines exactly the exported names of the rows made "gen";
+#      a "hand" or "thread" row's exported name comes from another unit.
 #
-#   check_exports.sh LIBRARY CALLS_TBL RTOFFLOAD_H TESTS_DIR
+#   check_exports.sh LIBRARY CALLS_TBL RTOFFLOAD_H TESTS_DIR OBJDIR
 set -eu
-lib=$1 tbl=$2 hdr=$3 tests=$4
+lib=$1 tbl=$2 hdr=$3 tests=$4 objdir=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -49,6 +52,33 @@ if [ -s "$tmp/self" ]; then
 	fail=1
 fi
 
+shims_o=$(find "$objdir" -name 'shims.c.o' | head -n 1)
+if [ -z "$shims_o" ]; then
+	echo "no shims.c.o under $objdir"
+	fail=1
+else
+	nm --defined-only "$shims_o" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
+		sort -u >"$tmp/generated"
+	awk '!/^#/ && NF >= 4 && $4 == "gen" { print $3 }' "$tbl" | sort -u >"$tmp/gen"
+	comm -12 "$tmp/gen" "$tmp/exported" >"$tmp/gen_exported"
+	comm -23 "$tmp/gen_exported" "$tmp/generated" >"$tmp/gen_missing"
+	comm -13 "$tmp/gen_exported" "$tmp/generated" >"$tmp/gen_extra"
+	if [ -s "$tmp/gen_missing" ]; then
+		echo "rows made gen whose wrapper shims.c does not define:" $(cat "$tmp/gen_missing")
+		fail=1
+	fi
+	if [ -s "$tmp/gen_extra" ]; then
+		echo "wrappers generated into shims.c for rows not made gen:" $(cat "$tmp/gen_extra")
+		fail=1
+	fi
+	awk '!/^#/ && NF >= 4 && $4 != "gen" && $4 != "hand" && $4 != "thread" { print $3 }' \
+		"$tbl" >"$tmp/bad_made"
+	if [ -s "$tmp/bad_made" ]; then
+		echo "rows whose made column is not gen, hand or thread:" $(cat "$tmp/bad_made")
+		fail=1
+	fi
+fi
+
 untested=
 for name in $(cat "$tmp/rows"); do
 	grep -rqw --include='*.c' --include='*.h' --include='*.py' --include='*.sh' -- "$name" "$tests" ||
@@ -59,5 +89,5 @@ if [ -n "$untested" ]; then
 	fail=1
 fi
 
-[ $fail -eq 0 ] && echo "$(wc -l <"$tmp/rows") rows, $(wc -l <"$tmp/exported") exported names: inventory complete, no self-calls, every row tested"
+[ $fail -eq 0 ] && echo "$(wc -l <"$tmp/rows") rows ($(wc -l <"$tmp/gen") generated), $(wc -l <"$tmp/exported") exported names: inventory complete, made as the table says, no self-calls, every row tested"
 exit $fail
