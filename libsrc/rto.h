@@ -44,87 +44,14 @@
  */
 #define RTO_UNINSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
 
-/* ---- options.c: RTOFFLOAD_OPTIONS ------------------------------------ */
+/* options.c, cpulist.c, validate.c: rto_common (rto_common.h), shared with the launcher. */
+#include "options.h"
+#include "cpulist.h"
 
-#define RTO_EXIT_CONFIG 78 /* EX_CONFIG: the program does not run */
-
-enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
-/* helper_wake=: how an idle helper waits for the next call (helper.c, predict.c). */
-enum rto_wake { RTO_WAKE_IDLE, RTO_WAKE_PREDICT };
-
-struct rto_options {
-	cpu_set_t rt_cpus; /* rt_cpus=LIST */
-	int rt_cpus_set;
-	cpu_set_t helper_cpus; /* helper_cpus=LIST */
-	int helper_cpus_set;
-	int helper_prio_mode;	 /* enum rto_prio_mode */
-	int helper_prio;	 /* for RTO_PRIO_FIXED */
-	unsigned workers;	 /* workers=N */
-	int mode;		 /* mode=offload|strict: RT_OFFLOAD_MODE_* */
-	uint64_t spin_ns;	 /* spin_ns=N */
-	uint64_t helper_idle_us; /* helper_idle_us=N */
-	int helper_wake;	 /* helper_wake=predict|idle: enum rto_wake */
-	unsigned mark;		 /* mark=: RTO_MARK_* bits */
-	char mark_name[64];	 /* mark=name:GLOB */
-	int stats;		 /* stats=0|1 */
-	char stats_file[PATH_MAX];
-	char policy[1024];	     /* policy=RULE,RULE: checked by policy.c */
-	char policy_file[PATH_MAX];  /* policy_file=PATH */
-	int on_strict;		     /* on_strict=errno|signal|abort: RTO_ON_STRICT_* */
-	char report_path[PATH_MAX];  /* report_path=PATH; empty: stderr */
-	unsigned report_max;	     /* report_max=N */
-	char suppressions[PATH_MAX]; /* suppressions=PATH */
-	int report_offloads;	     /* report_offloads=0|1 */
-	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
-	unsigned async_ring_kb;	     /* async_ring_kb=N: each thread's ring */
-	int async_full;		     /* async_full=wait|sync */
-	char async_path[1024];	     /* async_path=PREFIX,...: checked by options.c */
-	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
-	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
-	int malloc_mode;	     /* malloc=glibc|pool: RTO_MALLOC_* (rto_malloc.h) */
-	unsigned pool_kb;	     /* pool_kb=N: each marked thread's pool */
-	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
-	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
-	int verbosity;
-	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
-};
-
+/* options_load.c: the library's options, from the environment. */
 RTO_HIDDEN extern struct rto_options rto_opt;
-
-/* mark= policies; the low four are also a thread's traits (automark.c). */
-#define RTO_MARK_MAIN 0x01 /* the initial thread */
-#define RTO_MARK_RT   0x02 /* SCHED_FIFO or SCHED_RR */
-#define RTO_MARK_CPUS 0x04 /* affinity inside rt_cpus */
-#define RTO_MARK_NAME 0x08 /* name matches mark_name */
-#define RTO_MARK_ALL  0x10 /* every thread */
-
-/* Defaults into *o. */
-RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
-/*
- * Parse "key=value:key=value" into *o (which holds defaults).  Returns 0,
- * or -1 with a one-line message naming the key in err.  Pure: no I/O, so
- * it can be fuzzed.
- */
-RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
-/* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
-RTO_HIDDEN const char *rto_options_segment_end(const char *s);
 /* rto_opt from the environment; a bad option ends the program (exit 78). */
 RTO_HIDDEN void rto_options_load(void);
-
-/* ---- cpulist.c: CPU lists --------------------------------------------- */
-
-/* "1,4-7" into *set.  Returns 0 or -1 (syntax, or CPU >= CPU_SETSIZE). */
-RTO_HIDDEN int rto_cpulist_parse(const char *s, cpu_set_t *set);
-RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
-/*
- * The CPUs the helpers run on: helper_cpus= if given, else online CPUs
- * minus isolated, minus rt_cpus, minus `avoid` (the CPUs marked threads
- * are pinned to), dropping those subtractions one by one while nothing
- * would remain.  Returns how many subtractions had to be dropped.
- */
-RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
-/* The online CPUs (sysfs; else the process's affinity; else CPU 0). */
-RTO_HIDDEN void rto_cpus_online(cpu_set_t *set);
 
 /* ---- thread.c: per-thread state ---------------------------------------- */
 
@@ -247,8 +174,6 @@ enum rto_handling {
 	RTO_ASYNC,   /* writes: copy into the thread's ring, a helper writes later */
 };
 
-enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
-
 /* async.c: asynchronous writes for logging. */
 RTO_HIDDEN int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len,
 			     int nl);
@@ -277,8 +202,6 @@ RTO_HIDDEN int rto_async_path_match(const char *path);
 RTO_HIDDEN extern int rto_async_paths; /* async_path= was given */
 /* policy.c: does any call have the async handling (or async_path= some files)? */
 RTO_HIDDEN int rto_policy_has_async(void);
-
-enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
 
 /* policy.c: policy= and policy_file=, applied to the descriptors at load. */
 RTO_HIDDEN void rto_policy_load(void);
@@ -423,8 +346,8 @@ RTO_HIDDEN void rto_resolve_all(void);
 
 /*
  * A raw system call through libc's syscall(), never our interceptor
- * (seccomp.c).  The launcher shares cpulist.c, options.c and report.c and
- * has no interceptor: there it is libc's syscall().
+ * (seccomp.c).  Outside the library (the fuzz target that compiles
+ * report.c in) it is libc's syscall().
  */
 #ifdef RTOFFLOAD_BUILDING
 RTO_HIDDEN extern long (*rto_real_syscall)(long number, ...);
@@ -457,12 +380,7 @@ RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, uns
 
 /* ---- fdclass.c: is this descriptor's kernel path short and bounded? ------ */
 
-/* fd_local= kinds */
-#define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
-#define RTO_FD_SOCKET 0x02 /* sockets */
-#define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
-#define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
-#define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
+/* fd_local= kinds: RTO_FD_* (options.h) */
 
 /*
  * 1: run locally.  May classify fd first (fstat/fstatfs, offloaded), but

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * RTOFFLOAD_OPTIONS (options.c, part of rto_common: rto_common.h): the
+ * options, their values, their defaults and the parser.  The library
+ * loads them from the environment (options_load.c); the launcher parses
+ * them to check and explain a configuration.
+ */
+#ifndef RTO_OPTIONS_H
+#define RTO_OPTIONS_H
+
+#include "rto_common.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RTO_EXIT_CONFIG 78 /* EX_CONFIG: the program does not run */
+/* The longest error line the parser writes (the key list is ~600 bytes today). */
+#define RTO_OPTIONS_ERR_MAX 900
+
+enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
+/* helper_wake=: how an idle helper waits for the next call (helper.c, predict.c). */
+enum rto_wake { RTO_WAKE_IDLE, RTO_WAKE_PREDICT };
+
+/* on_strict=, async_full=, malloc=, pool_full= */
+enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
+enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
+enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
+enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+
+/* fd_local= kinds */
+#define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
+#define RTO_FD_SOCKET 0x02 /* sockets */
+#define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
+#define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
+#define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
+
+struct rto_options {
+	cpu_set_t rt_cpus; /* rt_cpus=LIST */
+	int rt_cpus_set;
+	cpu_set_t helper_cpus; /* helper_cpus=LIST */
+	int helper_cpus_set;
+	int helper_prio_mode;	 /* enum rto_prio_mode */
+	int helper_prio;	 /* for RTO_PRIO_FIXED */
+	unsigned workers;	 /* workers=N */
+	int mode;		 /* mode=offload|strict: RT_OFFLOAD_MODE_* */
+	uint64_t spin_ns;	 /* spin_ns=N */
+	uint64_t helper_idle_us; /* helper_idle_us=N */
+	int helper_wake;	 /* helper_wake=predict|idle: enum rto_wake */
+	unsigned mark;		 /* mark=: RTO_MARK_* bits */
+	char mark_name[64];	 /* mark=name:GLOB */
+	int stats;		 /* stats=0|1 */
+	char stats_file[PATH_MAX];
+	char policy[1024];	     /* policy=RULE,RULE: checked by policy.c */
+	char policy_file[PATH_MAX];  /* policy_file=PATH */
+	int on_strict;		     /* on_strict=errno|signal|abort: RTO_ON_STRICT_* */
+	char report_path[PATH_MAX];  /* report_path=PATH; empty: stderr */
+	unsigned report_max;	     /* report_max=N */
+	char suppressions[PATH_MAX]; /* suppressions=PATH */
+	int report_offloads;	     /* report_offloads=0|1 */
+	unsigned fd_local;	     /* fd_local=: RTO_FD_* kinds that run locally */
+	unsigned async_ring_kb;	     /* async_ring_kb=N: each thread's ring */
+	int async_full;		     /* async_full=wait|sync */
+	char async_path[1024];	     /* async_path=PREFIX,...: checked by options.c */
+	int mlock;		     /* mlock=1: mlockall(MCL_CURRENT|MCL_FUTURE) at load */
+	unsigned prefault_stack_kb;  /* prefault_stack_kb=N: touched at mark */
+	int malloc_mode;	     /* malloc=glibc|pool: RTO_MALLOC_* (rto_malloc.h) */
+	unsigned pool_kb;	     /* pool_kb=N: each marked thread's pool */
+	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
+	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
+	int verbosity;
+	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
+};
+
+/* mark= policies; the low four are also a thread's traits (automark.c). */
+#define RTO_MARK_MAIN 0x01 /* the initial thread */
+#define RTO_MARK_RT   0x02 /* SCHED_FIFO or SCHED_RR */
+#define RTO_MARK_CPUS 0x04 /* affinity inside rt_cpus */
+#define RTO_MARK_NAME 0x08 /* name matches mark_name */
+#define RTO_MARK_ALL  0x10 /* every thread */
+
+/* Defaults into *o. */
+RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
+/*
+ * Parse "key=value:key=value" into *o (which holds defaults).  Returns 0,
+ * or -1 with a one-line message naming the key in err.  Pure: no I/O, so
+ * it can be fuzzed.
+ */
+RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
+/* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
+RTO_HIDDEN const char *rto_options_segment_end(const char *s);
+
+#endif /* RTO_OPTIONS_H */
