@@ -617,8 +617,11 @@ struct rto_thread_row {
 	int exited;
 	struct rto_thread_stats st;
 };
-/* The row after *i (start at 0): 1 and *out, or 0 at the end.  Lock-free; finished marked intervals
- * only. */
+/*
+ * The row after *i (start at 0): 1 and *out, or 0 at the end.  Lock-free;
+ * finished marked intervals only; no file opened, so a live thread's name
+ * is empty (an exited one's is kept).
+ */
 RTO_HIDDEN int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out);
 /* The table has a free row (a thread beyond it counts with shared atomics). */
 RTO_HIDDEN int rto_stats_table_has_room(void);
