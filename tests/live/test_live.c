@@ -210,7 +210,6 @@ Test(live, a_killed_process_segment_is_removed_by_the_next, .timeout = TEST_TIME
 	finish(&b);
 }
 
-/* live=0: no publisher thread, no segment. */
 /*
  * 40 children, 64 close+dup pairs each: before the fix, about one child in
  * five got another number from dup() (exit 3), and tar's called abort().
@@ -261,6 +260,7 @@ Test(live, a_segment_cut_short_is_removed_too, .timeout = TEST_TIMEOUT)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 }
 
+/* live=0: no publisher thread, no segment. */
 Test(live, live_0_makes_none, .timeout = TEST_TIMEOUT)
 {
 	struct child c;
