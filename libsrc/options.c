@@ -409,7 +409,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->helper_idle_us = 200;
 	o->helper_wake = RTO_WAKE_PREDICT;
 	o->report_max = 100;
-	o->live = 0; /* off until the abort seen in forked children (tar | gzip) is understood */
+	o->live = 1; /* costs nothing per call (live.c); live=0 for no thread, no segment */
 	o->async_ring_kb = 256;
 	o->pool_kb = 4096;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
