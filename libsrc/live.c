@@ -58,8 +58,9 @@ static cpu_set_t live_cpus; /* set before the publisher starts */
 static unsigned live_workers;
 /*
  * The publisher's descriptors are all closed: 1.  A futex word; the store
- * is a release and the starter's load an acquire (the starter reads
- * nothing of the publisher's, the order only ends its wait).
+ * is a release and the starter's load an acquire, so seg (stored before
+ * it) is seen by the starter: a program that exits at once still unlinks
+ * its segment.
  */
 static uint32_t fds_closed;
 
