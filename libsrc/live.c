@@ -57,10 +57,10 @@ static char seg_path[64];
 static cpu_set_t live_cpus; /* set before the publisher starts */
 static unsigned live_workers;
 /*
- * The publisher's descriptors are all closed: 1.  A futex word; the store
- * is a release and the starter's load an acquire, so seg (stored before
- * it) is seen by the starter: a program that exits at once still unlinks
- * its segment.
+ * The publisher's descriptors are all closed: 1.  A futex word, between
+ * full barriers on both sides (liburcu's, which the tsan and valgrind
+ * builds see as synchronisation), so seg (stored before it) is seen by the
+ * starter: a program that exits at once still unlinks its segment.
  */
 static uint32_t fds_closed;
 
@@ -294,7 +294,8 @@ static void *publisher(void *arg)
 	struct rto_live *l = create();
 	if (l) /* before the starter goes on: its exit must find the segment to unlink */
 		__atomic_store_n(&seg, l, __ATOMIC_RELEASE); /* seg_pid and seg_path first */
-	__atomic_store_n(&fds_closed, 1, __ATOMIC_RELEASE);
+	cmm_smp_mb();
+	uatomic_set(&fds_closed, 1);
 	rto_futex_wake(&fds_closed, 1);
 	if (!l)
 		return NULL;
@@ -338,7 +339,7 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &other);
 	pthread_attr_setstacksize(&attr, LIVE_STACK);
-	__atomic_store_n(&fds_closed, 0, __ATOMIC_RELAXED); /* a forked child's start */
+	uatomic_set(&fds_closed, 0); /* a forked child's start */
 	int err = rto_create_own_thread(&tid, &attr, publisher, NULL);
 	if (!err) {
 		rto_lifetime_helper_started(); /* like a helper: it keeps no process alive */
@@ -348,8 +349,9 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	pthread_attr_destroy(&attr);
 	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* Its descriptors come and go before the program's next call (above). */
-	while (!err && !__atomic_load_n(&fds_closed, __ATOMIC_ACQUIRE))
+	while (!err && !uatomic_read(&fds_closed))
 		rto_futex_wait(&fds_closed, 0);
+	cmm_smp_mb();
 }
 
 void rto_live_at_exit(void)
