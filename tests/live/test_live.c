@@ -220,6 +220,18 @@ Test(live, fork_exec_children_keep_their_descriptor_numbers, .timeout = TEST_TIM
 	char *env[] = {"RTOFFLOAD_OPTIONS=mark=all:fd_local=none:live=1", NULL};
 	struct proc p;
 
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer: a child of a process with helpers marks nothing and
+	 * starts no helper (libsrc/fork.c), so the window looked at here does
+	 * not exist; the first child (its parent has no helper yet) starts
+	 * them, and TSan, which does not follow threads started in a forked
+	 * child, reports the queue's accesses (exit 66).  Checked by the plain
+	 * and the ASan runs.
+	 */
+	cr_skip_test("under ThreadSanitizer a forked child starts no helpers (libsrc/fork.c)");
+#endif
+
 	cr_assert_eq(run_proc(argv, env, &p), 0);
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "status %#x: %s", p.status,
 		  p.err);
