@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MOVES 64 /* close+dup pairs per child: they span the publisher's start */
+#define MOVES 256 /* close+dup pairs per child: they span the publisher's start */
 
 static void child(void)
 {
