@@ -242,7 +242,7 @@ run_one() {
 	local name=$1 r=$2 status=0
 	local loop=$build/examples/rt_loop
 	((legacy)) && loop=$build/examples/legacy_loop
-	local lib=$build/libsrc/librtoffload.so launcher=$build/libsrc/launcher/rtoffload
+	local lib=$build/libsrc/librtoffload.so launcher=$build/tools/rtoffload
 	local base=$work/$name.$r opts=
 	[[ $name == async ]] && opts=policy=stdio:async
 	[[ -n $user_opts ]] && opts+=${opts:+:}$user_opts

@@ -44,7 +44,7 @@
  * request): a producer that finds it still finishing waits for that, as a
  * caller waits for its own request.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"

@@ -4,7 +4,7 @@
  * and the match of a descriptor's path against them (fdclass.c, policy.c).
  * Set once at load (async.c's init), read-only afterwards.
  */
-#include "options.h"
+#include "options_load.h"
 #include "async_path.h"
 #include "real.h"
 

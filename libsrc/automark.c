@@ -17,7 +17,7 @@
  * cannot be interposed) and changes made from outside the process
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "thread.h"

@@ -25,7 +25,7 @@
  * the first time) are left out.
  */
 #define UNW_LOCAL_ONLY
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "fn.h"

@@ -4,9 +4,7 @@
  * /sys/devices/system/cpu/online and isolcpus=), and the choice of the
  * CPUs the helpers run on.
  */
-#include "options.h"
 #include "cpulist.h"
-#include "resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +13,8 @@
 #include <unistd.h>
 
 #define SYSFS_CPU "/sys/devices/system/cpu/"
+
+long (*rto_common_syscall)(long number, ...); /* the program sets it (rto_common.h) */
 
 /* One CPU number.  Returns the end of it, or NULL. */
 static const char *parse_cpu(const char *s, unsigned *cpu)
@@ -150,28 +150,27 @@ void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len)
 }
 
 /*
- * A CPU list file from sysfs.  Raw system calls: open() and read() are our
- * own wrappers, and this runs while the first thread is being marked.  An
- * empty file (no isolated CPUs) is the empty set.
+ * Raw system calls: in the library open() and read() are its own wrappers,
+ * and this runs while the first thread is being marked.
  */
-static int read_cpulist(const char *path, cpu_set_t *set)
+int rto_cpulist_read(const char *path, cpu_set_t *set)
 {
 	char buf[4096]; /* a sysfs file is at most a page; 1024 CPUs need 2 KB */
 	size_t len = 0;
 	long fd, r = 0;
 
-	fd = rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	fd = rto_common_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	while (len < sizeof(buf) - 1) {
-		r = rto_syscall(SYS_read, fd, buf + len, sizeof(buf) - 1 - len);
+		r = rto_common_syscall(SYS_read, fd, buf + len, sizeof(buf) - 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		len += (size_t)r;
 	}
-	rto_syscall(SYS_close, fd);
+	rto_common_syscall(SYS_close, fd);
 	if (r < 0 || len == sizeof(buf) - 1) /* an error, or a list cut short */
 		return -1;
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
@@ -186,7 +185,7 @@ static int read_cpulist(const char *path, cpu_set_t *set)
 
 void rto_cpus_online(cpu_set_t *set)
 {
-	if (read_cpulist(SYSFS_CPU "online", set) == 0 && CPU_COUNT(set) > 0)
+	if (rto_cpulist_read(SYSFS_CPU "online", set) == 0 && CPU_COUNT(set) > 0)
 		return;
 	/*
 	 * No sysfs (some containers): the process's affinity, read from the
@@ -194,7 +193,7 @@ void rto_cpus_online(cpu_set_t *set)
 	 * The raw call fills only the kernel's mask size, hence the zeroing.
 	 */
 	CPU_ZERO(set);
-	if (rto_syscall(SYS_sched_getaffinity, getpid(), sizeof(*set), set) > 0 &&
+	if (rto_common_syscall(SYS_sched_getaffinity, getpid(), sizeof(*set), set) > 0 &&
 	    CPU_COUNT(set) > 0)
 		return;
 	CPU_ZERO(set);
@@ -221,9 +220,9 @@ static int subtract(cpu_set_t *cpus, const cpu_set_t *sub)
  * merely reserved (rt_cpus) less so, and one on an isolated CPU that no
  * marked thread uses costs nothing but the isolation.
  */
-int rto_cpulist_helpers(const struct rto_options *o, const cpu_set_t *avoid, cpu_set_t *out)
+int rto_cpus_for_helpers(const struct rto_options *o, const cpu_set_t *avoid, cpu_set_t *out)
 {
-	int saved = errno; /* the caller is rt_offload_mark_thread() */
+	int saved = errno; /* the library's caller is rt_offload_mark_thread() */
 	int skipped = 0;
 	cpu_set_t isolated;
 
@@ -236,7 +235,7 @@ int rto_cpulist_helpers(const struct rto_options *o, const cpu_set_t *avoid, cpu
 		skipped += subtract(out, avoid);
 	if (o->rt_cpus_set)
 		skipped += subtract(out, &o->rt_cpus);
-	if (read_cpulist(SYSFS_CPU "isolated", &isolated) == 0)
+	if (rto_cpulist_read(SYSFS_CPU "isolated", &isolated) == 0)
 		skipped += subtract(out, &isolated);
 	errno = saved;
 	return skipped;

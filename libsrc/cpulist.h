@@ -1,30 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cpulist.c: CPU lists: parse, format, the online CPUs, the helpers' CPUs.
- *
- * Concurrency: Pure or sysfs reads; never on the caller's path (they read files).
+ * CPU lists in the kernel's format, the online CPUs, and the rule that
+ * places the helpers (cpulist.c, part of rto_common: rto_common.h).
  */
 #ifndef RTO_CPULIST_H
 #define RTO_CPULIST_H
 
-#include "rto_base.h"
 #include "options.h"
+#include "rto_common.h"
 
-struct rto_options;
+#include <sched.h>
+#include <stddef.h>
 
 /* "1,4-7" into *set.  Returns 0 or -1 (syntax, or CPU >= CPU_SETSIZE). */
 RTO_HIDDEN int rto_cpulist_parse(const char *s, cpu_set_t *set);
 RTO_HIDDEN void rto_cpulist_format(const cpu_set_t *set, char *buf, size_t len);
+/* A CPU list file of sysfs; an empty file (no isolated CPUs) is the empty set.  0 or -1. */
+RTO_HIDDEN int rto_cpulist_read(const char *path, cpu_set_t *set);
 /*
- * The CPUs the helpers run on: helper_cpus= if given, else online CPUs
- * minus isolated, minus rt_cpus, minus `avoid` (the CPUs marked threads
- * are pinned to), dropping those subtractions one by one while nothing
- * would remain.  Returns how many subtractions had to be dropped.
+ * The CPUs the helpers run on, as o says: helper_cpus= if given, else the
+ * online CPUs minus isolated, minus rt_cpus, minus `avoid` (the CPUs marked
+ * threads are pinned to; may be NULL), dropping those subtractions one by
+ * one while nothing would remain.  Returns how many had to be dropped.
+ * errno is left as it was (the library calls it while marking a thread).
  */
-RTO_HIDDEN int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out);
-/* The same from the options o (options.c's rto_helper_cpus gives rto_opt). */
-RTO_HIDDEN int rto_cpulist_helpers(const struct rto_options *o, const cpu_set_t *avoid,
-				   cpu_set_t *out);
+RTO_HIDDEN int rto_cpus_for_helpers(const struct rto_options *o, const cpu_set_t *avoid,
+				    cpu_set_t *out);
 /* The online CPUs (sysfs; else the process's affinity; else CPU 0). */
 RTO_HIDDEN void rto_cpus_online(cpu_set_t *set);
 

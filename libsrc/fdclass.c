@@ -36,7 +36,7 @@
  * What cannot be seen: descriptors closed and reborn under the same number
  * by raw syscall() or by code that bypasses libc's exported functions.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"

@@ -7,7 +7,7 @@
  * mark starts fresh helpers there.  A vfork() child shares all memory with
  * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "resolve.h"
 #include "transport.h"

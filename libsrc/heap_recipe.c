@@ -12,7 +12,7 @@
  *    its arena grows now, under mlockall's MCL_FUTURE, and keeps the pages.
  * mallopt's settings are the process's, as glibc has them.
  */
-#include "options.h"
+#include "options_load.h"
 #include "report.h"
 #include "rto_malloc.h"
 

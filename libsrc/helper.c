@@ -18,7 +18,7 @@
  *     request is still unserved after spin_ns (every awake worker is inside
  *     a long call): a blocking call in one worker does not hold up others.
  */
-#include "options.h"
+#include "options_load.h"
 #include "cpulist.h"
 #include "rto_fast.h"
 #include "self.h"
@@ -500,7 +500,7 @@ static void choose_cpus(cpu_set_t *out)
 	if (sched_getaffinity(0, sizeof(mine), &mine) == 0 &&
 	    CPU_COUNT(&mine) < rto_real_sysconf(_SC_NPROCESSORS_ONLN))
 		avoid = &mine;
-	int dropped = rto_helper_cpus(avoid, out);
+	int dropped = rto_cpus_for_helpers(&rto_opt, avoid, out);
 	rto_cpulist_format(out, list, sizeof(list));
 	if (dropped)
 		rto_say(1,

@@ -4,7 +4,7 @@
  * thread is started here: a process that never marks a thread keeps the
  * threads it had (helpers start with the first mark, thread.c).
  */
-#include "options.h"
+#include "options_load.h"
 #include "thread.h"
 #include "automark.h"
 #include "async.h"

@@ -17,8 +17,21 @@
  * its publisher removes the segments of processes that are gone (its
  * user's only; the kernel would refuse the others in a sticky /dev/shm).
  * Raw system calls throughout: the library's own wrappers are not for it.
+ *
+ * Descriptors: a program may rely on open() and dup() giving the lowest
+ * free number.  tar starts gzip with close(n); dup(x), and calls abort()
+ * when dup() gives another number.  The publisher's descriptors (the
+ * /dev/shm scan, the segment, /proc/PID/stat) therefore exist only while
+ * the thread that started the helpers waits in rto_live_start(): from the
+ * program's side they come and go inside one library call, like those of
+ * any libc function that reads a file.  Once started, the publisher opens
+ * nothing (stats.c leaves the names of running threads to the reader).
+ * Before this, the gzip child of `tar czf` under mark=all died of SIGABRT
+ * in about one run in six: its first offloaded close() started the
+ * helpers and the publisher, whose opendir took the number tar had just
+ * closed (tests/live: live_fork_exec).
  */
-#include "options.h"
+#include "options_load.h"
 #include "cpulist.h"
 #include "own_thread.h"
 #include "fn.h"
@@ -52,6 +65,13 @@ static pid_t seg_pid; /* the process that made seg: a forked child makes its own
 static char seg_path[64];
 static cpu_set_t live_cpus; /* set before the publisher starts */
 static unsigned live_workers;
+/*
+ * The publisher's descriptors are all closed: 1.  A futex word, between
+ * full barriers on both sides (liburcu's, which the tsan and valgrind
+ * builds see as synchronisation), so seg (stored before it) is seen by the
+ * starter: a program that exits at once still unlinks its segment.
+ */
+static uint32_t fds_closed;
 
 static long sys_open(const char *path, int flags, int mode)
 {
@@ -85,7 +105,11 @@ static uint64_t start_time(pid_t pid)
 	return v;
 }
 
-/* A segment whose process is gone, or whose pid now names another process. */
+/*
+ * A segment of ours whose process is gone, whatever it holds: one killed
+ * while making it has no magic yet, or no size.  Or a whole segment whose
+ * pid now names another process (not one still being made: no magic yet).
+ */
 static int stale(const char *name, uid_t me)
 {
 	char path[300];
@@ -100,21 +124,25 @@ static int stale(const char *name, uid_t me)
 			return 0;
 		pid = pid * 10 + (*p - '0');
 	}
+	if (pid <= 0)
+		return 0;
 	snprintf(path, sizeof(path), RTO_LIVE_DIR "/%s", name);
 	long fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return 0;
-	int old = rto_syscall(SYS_fstat, fd, &st) == 0 && st.st_uid == me &&
-		  rto_syscall(SYS_pread64, fd, head, sizeof(head), 0) == (long)sizeof(head);
-	if (old) {
-		memcpy(&magic, head + offsetof(struct rto_live, magic), sizeof(magic));
-		memcpy(&started, head + offsetof(struct rto_live, starttime), sizeof(started));
-		old = magic == RTO_LIVE_MAGIC &&
-		      (rto_real_kill((pid_t)pid, 0) < 0 ? errno == ESRCH
-							: start_time((pid_t)pid) != started);
-	}
+	int mine = rto_syscall(SYS_fstat, fd, &st) == 0 && st.st_uid == me;
+	int whole =
+		mine && rto_syscall(SYS_pread64, fd, head, sizeof(head), 0) == (long)sizeof(head);
 	rto_syscall(SYS_close, fd);
-	return old;
+	if (!mine)
+		return 0;
+	if (rto_real_kill((pid_t)pid, 0) < 0)
+		return errno == ESRCH;
+	if (!whole)
+		return 0;
+	memcpy(&magic, head + offsetof(struct rto_live, magic), sizeof(magic));
+	memcpy(&started, head + offsetof(struct rto_live, starttime), sizeof(started));
+	return magic == RTO_LIVE_MAGIC && start_time((pid_t)pid) != started;
 }
 
 static void remove_stale(void)
@@ -273,9 +301,13 @@ static void *publisher(void *arg)
 	(void)arg;
 	remove_stale();
 	struct rto_live *l = create();
+	if (l) /* before the starter goes on: its exit must find the segment to unlink */
+		__atomic_store_n(&seg, l, __ATOMIC_RELEASE); /* seg_pid and seg_path first */
+	cmm_smp_mb();
+	uatomic_set(&fds_closed, 1);
+	rto_futex_wake(&fds_closed, 1);
 	if (!l)
 		return NULL;
-	__atomic_store_n(&seg, l, __ATOMIC_RELEASE); /* seg_pid and seg_path first */
 	publish(l); /* a first copy: a reader that does not ask still sees something */
 	for (;;) {
 		uint32_t want = CMM_LOAD_SHARED(l->request);
@@ -316,6 +348,7 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &other);
 	pthread_attr_setstacksize(&attr, LIVE_STACK);
+	uatomic_set(&fds_closed, 0); /* a forked child's start */
 	int err = rto_create_own_thread(&tid, &attr, publisher, NULL);
 	if (!err) {
 		rto_lifetime_helper_started(); /* like a helper: it keeps no process alive */
@@ -324,6 +357,10 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 		rto_say(1, "live: cannot start its thread: %s", strerror(err));
 	pthread_attr_destroy(&attr);
 	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Its descriptors come and go before the program's next call (above). */
+	while (!err && !uatomic_read(&fds_closed))
+		rto_futex_wait(&fds_closed, 0);
+	cmm_smp_mb();
 }
 
 void rto_live_at_exit(void)

@@ -14,7 +14,7 @@
  * those allocations, and any made while it runs, come from a small static
  * arena and are never freed (a pointer there is known by its address).
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "fn.h"
 #include "async.h"

@@ -6,32 +6,24 @@
  * and every value is checked, and the first bad one ends the program with
  * a line naming the key and what it accepts.  The parser reads the string
  * in place (no copy, no malloc, no I/O): it runs in the constructor and it
- * is fuzzed.  A key is one line of the table below.
+ * is fuzzed.  A key is one line of the table below.  The library loads
+ * the options from the environment in options_load.c.
  */
 #include "options.h"
-#include "cpulist.h"
-#include "resolve.h"
-#include "fdclass.h"
-#include "report.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
-#include "rto_malloc.h"
-#include "rtoffload.h"
-#include "validate.h"
+#include "cpulist.h"
+#include "rtoffload.h" /* RT_OFFLOAD_MODE_* */
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
 /* The longest key or value an error message quotes, in input bytes. */
 #define QUOTE_MAX 48
-/* The longest error: 48 bytes quoted as \xNN plus the list of keys (~550 today). */
-#define ERR_MAX 900
-
-struct rto_options rto_opt;
+/* RTO_OPTIONS_ERR_MAX (options.h): 48 bytes quoted as \xNN plus the list of keys. */
 
 /* A value: not terminated, it ends at the next ':' or the end. */
 struct val {
@@ -417,7 +409,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->helper_idle_us = 200;
 	o->helper_wake = RTO_WAKE_PREDICT;
 	o->report_max = 100;
-	o->live = 0; /* off until the abort seen in forked children (tar | gzip) is understood */
+	o->live = 1; /* costs nothing per call (live.c); live=0 for no thread, no segment */
 	o->async_ring_kb = 256;
 	o->pool_kb = 4096;
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
@@ -566,63 +558,4 @@ int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t
 			return -1;
 	}
 	return 0;
-}
-
-/*
- * In a set-user-ID, set-group-ID or file-capability program (AT_SECURE) the
- * caller chose the environment, not the program's owner: options that name
- * a file to write or read would let any user write any file, or read one
- * back through an error message, with the program's rights.  They are
- * dropped; the others (marks, CPUs, policy, stats to stderr) still apply.
- */
-static void drop_file_options(struct rto_options *o)
-{
-	struct {
-		const char *key;
-		char *value;
-	} files[] = {
-		{"stats_file", o->stats_file},
-		{"report_path", o->report_path},
-		{"policy_file", o->policy_file},
-		{"suppressions", o->suppressions},
-	};
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (!files[i].value[0])
-			continue;
-		files[i].value[0] = '\0';
-		rto_say(1, "RTOFFLOAD_OPTIONS: %s= ignored in a set-user-ID or capability program",
-			files[i].key);
-	}
-}
-
-/* cpulist.c computes, from the options (it reads none itself: it is below us). */
-int rto_helper_cpus(const cpu_set_t *avoid, cpu_set_t *out)
-{
-	return rto_cpulist_helpers(&rto_opt, avoid, out);
-}
-
-void rto_options_load(void)
-{
-	char err[ERR_MAX];
-
-	rto_options_defaults(&rto_opt);
-	if (rto_options_parse(getenv("RTOFFLOAD_OPTIONS"), &rto_opt, err, sizeof(err)) < 0)
-		rto_die(RTO_EXIT_CONFIG, "%s", err);
-	rto_report_level = rto_opt.verbosity; /* report.c is below us: it reads no option */
-	if (getauxval(AT_SECURE))
-		drop_file_options(&rto_opt);
-	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
-		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
-	/* What the machine refuses is refused now, not on the first offload. */
-	cpu_set_t online;
-	rto_cpus_online(&online);
-	if (rto_validate_cpus(&rto_opt, &online, err, sizeof(err)) < 0)
-		rto_die(RTO_EXIT_CONFIG, "%s", err);
-	if (rto_opt.mlock) {
-		struct rto_memlock m;
-		rto_memlock_self(&m);
-		if (rto_validate_mlock(&m, err, sizeof(err)) < 0)
-			rto_die(RTO_EXIT_CONFIG, "%s", err);
-	}
 }

@@ -1,21 +1,40 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * options.c: RTOFFLOAD_OPTIONS: the option values (rto_opt) and their parser.
- *
- * Concurrency: rto_opt is written once, by rto_options_load() in the constructor, before any
- * thread is marked or a helper starts; read everywhere afterwards without
- * synchronisation.  rto_options_parse() is pure (no I/O, no globals): fuzzed.
+ * RTOFFLOAD_OPTIONS (options.c, part of rto_common: rto_common.h): the
+ * options, their values, their defaults and the parser.  The library
+ * loads them from the environment (options_load.c); the launcher parses
+ * them to check and explain a configuration.
  */
 #ifndef RTO_OPTIONS_H
 #define RTO_OPTIONS_H
 
-#include "rto_base.h"
+#include "rto_common.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #define RTO_EXIT_CONFIG 78 /* EX_CONFIG: the program does not run */
+/* The longest error line the parser writes (the key list is ~600 bytes today). */
+#define RTO_OPTIONS_ERR_MAX 900
 
 enum rto_prio_mode { RTO_PRIO_NONE, RTO_PRIO_FIXED, RTO_PRIO_INHERIT };
 /* helper_wake=: how an idle helper waits for the next call (helper.c, predict.c). */
 enum rto_wake { RTO_WAKE_IDLE, RTO_WAKE_PREDICT };
+
+/* on_strict=, async_full=, malloc=, pool_full= */
+enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
+enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
+enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
+enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+
+/* fd_local= kinds */
+#define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
+#define RTO_FD_SOCKET 0x02 /* sockets */
+#define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
+#define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
+#define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
 
 struct rto_options {
 	cpu_set_t rt_cpus; /* rt_cpus=LIST */
@@ -54,8 +73,6 @@ struct rto_options {
 	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
 };
 
-RTO_HIDDEN extern struct rto_options rto_opt;
-
 /* mark= policies; the low four are also a thread's traits (automark.c). */
 #define RTO_MARK_MAIN 0x01 /* the initial thread */
 #define RTO_MARK_RT   0x02 /* SCHED_FIFO or SCHED_RR */
@@ -73,11 +90,5 @@ RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
 RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
 /* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
 RTO_HIDDEN const char *rto_options_segment_end(const char *s);
-/* rto_opt from the environment; a bad option ends the program (exit 78). */
-RTO_HIDDEN void rto_options_load(void);
-
-enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
-
-enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
 
 #endif /* RTO_OPTIONS_H */

@@ -14,7 +14,7 @@
  * One more name: "faults:warn" reports the page faults a marked thread
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
-#include "options.h"
+#include "options_load.h"
 #include "fn.h"
 #include "async_path.h"
 #include "policy.h"

@@ -22,7 +22,7 @@
  * thread's pool; the other threads' pools are orphaned there, or lost
  * (never reused) when their owner was inside an operation at the fork.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "callsite.h"
 #include "transport.h"

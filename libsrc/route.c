@@ -4,7 +4,7 @@
  * handling says it is realtime-safe), refuse it (strict), or offload it.
  * This is the caller's realtime path: no malloc, no lock, no syscall.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"

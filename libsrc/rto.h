@@ -14,6 +14,7 @@
 
 #include "rto_base.h"
 #include "options.h"
+#include "options_load.h"
 #include "cpulist.h"
 #include "rto_fast.h"
 #include "self.h"

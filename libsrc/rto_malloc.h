@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
-enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+/* malloc= and pool_full= values: RTO_MALLOC_*, RTO_POOL_FULL_* (options.h). */
 
 /* malloc.c, at load: pools on or off (off when another malloc must win). */
 RTO_HIDDEN void rto_malloc_init(void);

@@ -4,7 +4,7 @@
  * read from it everywhere: its mode, and whether it is one of our helpers.
  * The bottom of the per-thread layer: every module reads it, it calls none.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 

@@ -9,7 +9,7 @@
  * written with raw syscalls: at exit the wrappers, stdio and even the
  * helpers may be unusable.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "fn.h"
@@ -175,7 +175,15 @@ static void view_of(struct row *r, struct thread_view *v, int current)
 	memset(v, 0, sizeof(*v));
 	v->tid = r->tid;
 	if (read_live(r, v, current)) {
-		read_comm(r->tid, v->name, sizeof(v->name));
+		/*
+		 * The live view (!current) names no live thread: its publisher
+		 * runs along with the program, and a descriptor it opened could
+		 * take the number the program has just freed and expects back
+		 * from its next open() or dup() (tar's close(1); dup(fd) == 1).
+		 * Its reader reads /proc/PID/task/TID/comm itself.
+		 */
+		if (current)
+			read_comm(r->tid, v->name, sizeof(v->name));
 		return;
 	}
 	while (uatomic_read(&r->state) != ROW_DEAD)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "thread.h"

@@ -5,7 +5,7 @@
  * finished marked intervals.  Below thread.c, stats.c and callsite.c,
  * which all read them; it calls none of them.
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "resolve.h"

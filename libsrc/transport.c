@@ -4,7 +4,7 @@
  * caller's stack, enqueue is wait-free, the only syscalls are FUTEX_WAKE
  * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
  */
-#include "options.h"
+#include "options_load.h"
 #include "rto_fast.h"
 #include "fn.h"
 #include "callsite.h"

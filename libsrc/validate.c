@@ -104,14 +104,15 @@ void rto_memlock_self(struct rto_memlock *m)
 	long n = 0, r;
 	struct rlimit rl;
 	uint64_t kb = 0, caps = 0;
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = (int)rto_common_syscall(SYS_openat, AT_FDCWD, "/proc/self/status",
+					 O_RDONLY | O_CLOEXEC);
 
 	while (fd >= 0 && n < (long)sizeof(buf) - 1 &&
-	       ((r = rto_syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0 ||
+	       ((r = rto_common_syscall(SYS_read, fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0 ||
 		(r < 0 && errno == EINTR)))
 		n += r > 0 ? r : 0;
 	if (fd >= 0)
-		rto_syscall(SYS_close, fd);
+		rto_common_syscall(SYS_close, fd);
 	buf[n] = '\0';
 	/* Unknown (no /proc): assume it fits; mlockall() itself has the last word. */
 	m->vm_bytes = status_field(buf, "\nVmSize:", 10, &kb) == 0 ? kb * 1024 : 0;
@@ -119,7 +120,7 @@ void rto_memlock_self(struct rto_memlock *m)
 				  ? (int)((caps >> CAPBIT_IPC_LOCK) & 1)
 				  : 0;
 	m->limit_bytes = UINT64_MAX;
-	if (rto_syscall(SYS_prlimit64, 0, RLIMIT_MEMLOCK, NULL, &rl) == 0 &&
+	if (rto_common_syscall(SYS_prlimit64, 0, RLIMIT_MEMLOCK, NULL, &rl) == 0 &&
 	    rl.rlim_cur != RLIM_INFINITY)
 		m->limit_bytes = rl.rlim_cur;
 }

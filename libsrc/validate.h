@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Start-time checks of a configuration against this machine (validate.c):
- * what the option parser cannot know.  Shared with the launcher's check,
- * so that `rtoffload check` refuses exactly what the library refuses.
+ * Start-time checks of a configuration against this machine (validate.c,
+ * part of rto_common: rto_common.h): what the option parser cannot know.
+ * Shared with the launcher's check, so that `rtoffload check` refuses
+ * exactly what the library refuses.
  */
 #ifndef RTO_VALIDATE_H
 #define RTO_VALIDATE_H
 
+#include "cpulist.h"
 #include "options.h"
+#include "rto_common.h"
+
+#include <stdint.h>
 
 /*
  * rt_cpus= and helper_cpus= against the online CPUs, and against each

@@ -30,19 +30,25 @@
 
 /*
  * The parser and the reporter, compiled into this file: their private
- * limits are then visible here.  ERR_MAX is the buffer rto_options_load()
- * gives the parser, RTO_LINE_MAX the line rto_die() prints it in, after
- * "rtoffload: ".  (cpulist.c is linked: rto_cpulist_parse.)
+ * limits are then visible here.  RTO_OPTIONS_ERR_MAX is the buffer
+ * rto_options_load() gives the parser, RTO_LINE_MAX the line rto_die()
+ * prints it in, after "rtoffload: ".  (The rest of rto_common is linked:
+ * rto_cpulist_parse.)
  */
 #include "options.c"
 #include "report.c"
 
-#ifndef ERR_MAX
-#error "options.c no longer defines ERR_MAX: update the check below"
+#include <unistd.h>
+
+#ifndef RTO_OPTIONS_ERR_MAX
+#error "options.h no longer defines RTO_OPTIONS_ERR_MAX: update the check below"
 #endif
 #ifndef RTO_LINE_MAX
 #error "report.c no longer defines RTO_LINE_MAX: update the check below"
 #endif
+
+/* report.c reads the verbosity; the library defines this in options_load.c. */
+struct rto_options rto_opt;
 
 #define CHECK(cond)                                                                      \
 	do {                                                                             \
@@ -118,11 +124,11 @@ static void check_error(const char *err, size_t len)
 	check_message(err, len);
 	CHECK(strncmp(err, key_prefix, sizeof(key_prefix) - 1) == 0);
 	/*
-	 * rto_options_load() gets it in a char[ERR_MAX] and rto_die() prints
+	 * rto_options_load() gets it in a char[RTO_OPTIONS_ERR_MAX] and rto_die() prints
 	 * it in a line of RTO_LINE_MAX with its prefix and '\n': it must fit
 	 * both whole, or the user sees a message cut short.
 	 */
-	CHECK(strlen(err) < ERR_MAX);
+	CHECK(strlen(err) < RTO_OPTIONS_ERR_MAX);
 	CHECK(sizeof(prefix) - 1 + strlen(err) + 1 <= RTO_LINE_MAX);
 }
 
@@ -132,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[4096], err2[4096], small[24];
 	char *text = malloc(size + 1);
 
+	rto_common_syscall = syscall; /* as rto_common.h asks; the parser itself makes no call */
 	if (!text)
 		return 0;
 	memcpy(text, data, size);

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Which compilation units of the library lie on call cycles.
 
-  call_cycles.py OBJDIR [--max N] [--allow A:B ...]
+  call_cycles.py OBJDIR... [--max N] [--allow A:B ...]
 
-Reads the library's object files (nm), draws an edge from a unit to every
+Reads the library's object files under each OBJDIR (nm), draws an edge from a unit to every
 unit that defines a symbol it uses, and prints the strongly connected
 components of more than one unit.  --allow A:B drops the edges between
 units A and B (a documented hand-off, such as helper <-> transport).  Exits
@@ -62,13 +62,14 @@ def sccs(graph):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("objdir")
+    ap.add_argument("objdir", nargs="+")
     ap.add_argument("--max", type=int, default=None)
     ap.add_argument("--allow", action="append", default=[])
     a = ap.parse_args()
-    objs = [os.path.join(r, f) for r, _, fs in os.walk(a.objdir) for f in fs if f.endswith(".c.o")]
+    objs = [os.path.join(r, f) for d in a.objdir for r, _, fs in os.walk(d) for f in fs
+            if f.endswith(".c.o")]
     if not objs:
-        sys.exit(f"call_cycles: no objects under {a.objdir}")
+        sys.exit(f"call_cycles: no objects under {' '.join(a.objdir)}")
     info = {unit(o): symbols(o) for o in objs}
     owner = {s: u for u, (d, _) in info.items() for s in d}
     allowed = {tuple(sorted(p.split(":"))) for p in a.allow}

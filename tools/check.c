@@ -156,8 +156,8 @@ static int given_cpus(const char *flag, const char *key, cpu_set_t *set)
 	char val[LIST_MAX];
 
 	if (flag)
-		return cpus_parse(flag, set) == 0;
-	return options_get(opts_text, key, val, sizeof(val)) && cpus_parse(val, set) == 0;
+		return rto_cpulist_parse(flag, set) == 0;
+	return options_get(opts_text, key, val, sizeof(val)) && rto_cpulist_parse(val, set) == 0;
 }
 
 static void gather_model(struct facts *f)
@@ -250,13 +250,13 @@ static void gather_boot(struct facts *f)
 
 static void gather_cpus(struct facts *f, const struct launch *l)
 {
-	cpus_online(&f->online);
+	rto_cpus_online(&f->online);
 	if (sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0)
 		f->allowed = f->online;
 	f->configured = sysconf(_SC_NPROCESSORS_CONF);
-	if (cpus_read(SYSFS_CPU "isolated", &f->isolated) < 0)
+	if (rto_cpulist_read(SYSFS_CPU "isolated", &f->isolated) < 0)
 		CPU_ZERO(&f->isolated);
-	f->has_nohz = cpus_read(SYSFS_CPU "nohz_full", &f->nohz) == 0;
+	f->has_nohz = rto_cpulist_read(SYSFS_CPU "nohz_full", &f->nohz) == 0;
 	if (!f->has_nohz)
 		CPU_ZERO(&f->nohz);
 	f->rt_given = given_cpus(l->rt_cpus, "rt_cpus", &f->rt);
@@ -517,7 +517,7 @@ static void row(const char *label, const char *fmt, ...)
 
 static const char *list(const cpu_set_t *set, char buf[LIST_MAX])
 {
-	cpus_format(set, buf, LIST_MAX);
+	rto_cpulist_format(set, buf, LIST_MAX);
 	return buf;
 }
 

@@ -169,18 +169,18 @@ static void check_cpus(const char *flag, const char *list)
 	char b[SHOWN_MAX], text[256];
 	cpu_set_t set, online, offline;
 
-	if (cpus_parse(list, &set) < 0)
+	if (rto_cpulist_parse(list, &set) < 0)
 		usage_error("%s '%s': not a CPU list (expected one like 1,4-7, CPUs below %d)",
 			    flag, shown(list, b), CPU_SETSIZE);
 	/*
 	 * A warning, not an error: the library takes such a list too, and a
 	 * CPU may come online later; until then a helper cannot be pinned there.
 	 */
-	cpus_online(&online);
+	rto_cpus_online(&online);
 	CPU_XOR(&offline, &set, &online);
 	CPU_AND(&offline, &offline, &set);
 	if (CPU_COUNT(&offline) > 0) {
-		cpus_format(&offline, text, sizeof(text));
+		rto_cpulist_format(&offline, text, sizeof(text));
 		warn_line("warning: %s %s: CPU %s not online", flag, shown(list, b), text);
 	}
 }
@@ -418,7 +418,10 @@ static _Noreturn void run(const struct launch *l, char **argv)
 int main(int argc, char **argv)
 {
 	struct launch l = {0};
-	int i = parse_flags(argc, argv, &l);
+	int i;
+
+	rto_common_syscall = syscall; /* nothing interposes here (rto_common.h) */
+	i = parse_flags(argc, argv, &l);
 
 	/* After "--", "check", "stat" and "top" are programs like any other. */
 	int word = i < argc && (i == 0 || strcmp(argv[i - 1], "--") != 0);

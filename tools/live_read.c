@@ -136,6 +136,28 @@ static int ask(struct rto_live *l)
 	return -1;
 }
 
+/*
+ * The library names only exited threads: it opens no file while the
+ * program runs (libsrc/stats.c).  A running one's name is in /proc.
+ */
+static void name_threads(struct rto_live *l)
+{
+	char path[96];
+
+	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
+		struct rto_live_thread *t = &l->threads[i];
+		if (t->exited || t->name[0])
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)l->pid, (int)t->tid);
+		FILE *f = fopen(path, "re");
+		if (!f || !fgets(t->name, sizeof(t->name), f))
+			snprintf(t->name, sizeof(t->name), "?");
+		if (f)
+			fclose(f);
+		t->name[strcspn(t->name, "\n")] = '\0';
+	}
+}
+
 int live_snapshot(struct live_handle *h, struct rto_live *out, int *fresh)
 {
 	struct rto_live *l = h->seg;
@@ -149,8 +171,10 @@ int live_snapshot(struct live_handle *h, struct rto_live *out, int *fresh)
 		}
 		memcpy(out, l, sizeof(*out));
 		read_fence();
-		if (load32(&l->seq) == s0)
+		if (load32(&l->seq) == s0) {
+			name_threads(out);
 			return 0;
+		}
 	}
 	return -1;
 }

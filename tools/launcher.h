@@ -41,15 +41,16 @@ struct launch {
 void warn_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- cpus.c: CPU lists, as the kernel and the library write them ---- */
+/* ---- cpus.c: the helpers' CPUs ---- */
 
-/* The library's parser and formatter ("1,4-7", "(none)"): libsrc/cpulist.c. */
-#include "rto.h"
-#define cpus_parse  rto_cpulist_parse
-#define cpus_format rto_cpulist_format
-/* A sysfs CPU list file; an empty file is the empty set.  0 or -1. */
-int cpus_read(const char *path, cpu_set_t *set);
-void cpus_online(cpu_set_t *set);
+/*
+ * CPU lists, the online CPUs and the option parser are the library's own
+ * (rto_common: cpulist.h, options.h, validate.h), so a list the launcher
+ * accepts is never refused later with exit 78 inside the program.
+ */
+#include "cpulist.h"
+#include "options.h"
+#include "validate.h"
 /*
  * The helpers' CPUs as the library picks them when helper_cpus= is not
  * given: online, minus rt (may be NULL), minus isolated, each subtraction

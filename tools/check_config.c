@@ -73,7 +73,7 @@ static const char *list(const cpu_set_t *set, char buf[LIST_MAX])
 {
 	if (CPU_COUNT(set) == 0)
 		return strcpy(buf, "(none)");
-	cpus_format(set, buf, LIST_MAX);
+	rto_cpulist_format(set, buf, LIST_MAX);
 	return buf;
 }
 
