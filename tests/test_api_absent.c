@@ -6,7 +6,7 @@
  * 0 without calling anything; preloaded, the weak references resolve and
  * the same calls mark the thread and offload.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <sys/wait.h>

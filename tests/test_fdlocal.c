@@ -7,7 +7,7 @@
  * file it is offloaded, on a tmpfs file local.  The class is per descriptor
  * generation: a number reused for another kind of file is asked again.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

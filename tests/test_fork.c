@@ -8,7 +8,7 @@
  * A child never calls criterion: it reports through its exit status (0, or
  * the number of the check that failed) and the parent asserts.
  */
-#include "common.h"
+#include "harness.h"
 #include "raw_clone.h"
 
 #include <criterion/criterion.h>
@@ -36,23 +36,6 @@ static const char *const child_checks[] = {
 	"the bytes are not in the file",
 	"marking in the child did not fail with EAGAIN (ThreadSanitizer)",
 };
-
-/* Wait for a child, killing it after WAIT_S: its exit code, or -signal. */
-static int reap(pid_t pid)
-{
-	struct timespec step = {0, 5 * 1000 * 1000};
-	int status = 0;
-
-	for (int i = 0; i < (int)(WAIT_S * 200); i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-		nanosleep(&step, NULL);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -SIGKILL;
-}
 
 static void expect_child_ok(int code)
 {
@@ -223,7 +206,7 @@ Test(fork, fork_while_helper_busy, .timeout = TEST_TIMEOUT)
 	cr_assert_geq(pid, 0);
 	if (pid == 0)
 		_exit(child_after_fork(cpath));
-	expect_child_ok(reap(pid));
+	expect_child_ok(reap_code(pid));
 	cr_expect(file_is(cpath, "child\n"));
 
 	/* The parent's busy helper finishes its call; the parent still offloads. */
@@ -275,7 +258,7 @@ static void forker_job(void *arg)
 
 	if (pid == 0)
 		_exit(marked_child(f->path));
-	f->code = pid < 0 ? -1 : reap(pid);
+	f->code = pid < 0 ? -1 : reap_code(pid);
 }
 
 Test(fork, fork_from_marked_thread_while_helper_busy, .timeout = TEST_TIMEOUT)
@@ -332,7 +315,7 @@ static void cloner_job(void *arg)
 
 	if (pid == 0)
 		syscall(SYS_exit_group, clone_child(c->fd));
-	c->code = pid < 0 ? -1 : reap((pid_t)pid);
+	c->code = pid < 0 ? -1 : reap_code((pid_t)pid);
 }
 
 Test(fork, raw_clone_child_of_marked_thread, .timeout = TEST_TIMEOUT)

@@ -6,7 +6,7 @@
  * here are preloaded (LD_PRELOAD): the probe, and true(1), which knows
  * nothing of the library.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

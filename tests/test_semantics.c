@@ -10,7 +10,7 @@
  *  - a child started by an offloaded posix_spawn() inherits the caller's
  *    signal mask, not the helper's.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

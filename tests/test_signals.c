@@ -8,7 +8,7 @@
  * (the read blocks on a helper) and on an unmarked one (the read blocks in
  * the thread itself), and both must agree.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

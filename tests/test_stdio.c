@@ -7,7 +7,7 @@
  * calls really were offloaded, and that the lock still excludes another
  * thread for the whole flockfile..funlockfile region.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

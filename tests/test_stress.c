@@ -5,7 +5,7 @@
  * Nothing may be lost, duplicated, torn or reordered within a thread:
  * every line is checked afterwards.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

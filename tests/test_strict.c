@@ -6,7 +6,7 @@
  * is counted as denied.  Also: the mode API, mode= in RTOFFLOAD_OPTIONS,
  * and that the statistics count exactly the calls made.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

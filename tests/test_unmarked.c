@@ -5,7 +5,7 @@
  * never marks a thread gets no helper thread at all (helpers start lazily,
  * never in the constructor).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -13,7 +13,7 @@
  *    thread's syscr/syscw do not move while it reads and writes, the
  *    helpers' do.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

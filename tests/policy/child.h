@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * pol_child: the program the policy tests run with RTOFFLOAD_OPTIONS set.
+ * rto_child: the program the policy tests run with RTOFFLOAD_OPTIONS set.
  *
  * The library reads its options once, in its constructor, so every option
  * combination needs a process of its own.  The tests start this program
@@ -14,8 +14,8 @@
  * Built with -O0 -g and noinline call-site functions, so that backtraces in
  * the library's reports name them.
  */
-#ifndef POL_CHILD_H
-#define POL_CHILD_H
+#ifndef RTO_TEST_CHILD_H
+#define RTO_TEST_CHILD_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pol_child: scenario dispatch and the helpers the scenarios share. */
+/* rto_child: scenario dispatch and the helpers the scenarios share. */
 #include "child.h"
 
 #include <dirent.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../raw_seccomp.h"
+#include "raw_seccomp.h"
 
 static const struct scenario scenarios[] = {
 	{"op", sc_op},
@@ -46,7 +46,7 @@ static const struct scenario scenarios[] = {
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		fail("usage: pol_child SCENARIO [ARGS...]");
+		fail("usage: rto_child SCENARIO [ARGS...]");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (strcmp(argv[1], scenarios[i].name) == 0)
 			return scenarios[i].run(argc - 2, argv + 2);
@@ -79,7 +79,7 @@ _Noreturn void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	dprintf(2, "pol_child: %s (errno %d)\n", line, errno);
+	dprintf(2, "rto_child: %s (errno %d)\n", line, errno);
 	_exit(CHILD_SETUP_FAILED);
 }
 
@@ -142,7 +142,7 @@ void on_thread(const char *name, int mark, thread_fn fn, void *arg)
 #elif defined(__aarch64__)
 #define FILTER_ARCH AUDIT_ARCH_AARCH64
 #else
-#error "pol_child: seccomp filter for this architecture"
+#error "rto_child: seccomp filter for this architecture"
 #endif
 
 /*

@@ -40,7 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../raw_seccomp.h"
+#include "raw_seccomp.h"
 
 /*
  * Kill the process when this thread waits on a futex; everything else is

@@ -7,7 +7,7 @@
  * queued before they act, and a write that fails on the helper fails a
  * later call on the same descriptor.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-TestSuite(async, .init = pol_setup, .fini = pol_teardown, .timeout = 150);
+TestSuite(async, .init = child_setup, .fini = child_teardown, .timeout = 150);
 
 #define MAX_T 16
 
@@ -94,8 +94,8 @@ static void lines_run(struct run *r, const char *opts, const char *mode, int nt,
 
 	snprintf(snt, sizeof(snt), "%d", nt);
 	snprintf(snl, sizeof(snl), "%ld", nl);
-	CHILD(r, opts, "lines", mode, snt, snl, pol_dir, end);
-	assert_exit0(r);
+	RUN_CHILD(r, opts, "lines", mode, snt, snl, child_dir, end);
+	assert_child_exit0(r);
 }
 
 static void check_files(const char *mode, int nt, long nl)
@@ -103,13 +103,13 @@ static void check_files(const char *mode, int nt, long nl)
 	char path[PATH_MAX], name[32];
 
 	if (!strcmp(mode, "file") || !strcmp(mode, "fd")) {
-		pol_path(path, "lines");
+		child_path(path, "lines");
 		check_lines(path, 0, nt, nl);
 		return;
 	}
 	for (int t = 0; t < nt; t++) {
 		snprintf(name, sizeof(name), "lines.%d", t);
-		pol_path(path, name);
+		child_path(path, name);
 		check_lines(path, t, 1, nl);
 	}
 }
@@ -152,7 +152,7 @@ Test(async, eight_threads_write_to_separate_descriptors)
 /* The same with the printf family as packages call it: __fprintf_chk. */
 Test(async, fortified_fprintf_lines)
 {
-	pol_program = pol_child_fortify;
+	child_program = child_fortify;
 	all_lines("policy=stdio:async", "file", "__fprintf_chk", 8, 20000);
 }
 
@@ -164,7 +164,7 @@ static void expect_file(const char *name, const char *want)
 {
 	char path[PATH_MAX];
 
-	pol_path(path, name);
+	child_path(path, name);
 	char *text = slurp(path, NULL);
 	cr_expect_str_eq(text ? text : "(none)", want, "%s", name);
 	free(text);
@@ -178,8 +178,8 @@ static void each_call(const char *const *queued)
 {
 	struct run r;
 
-	CHILD(&r, "policy=stdio:async,write:async", "async_calls", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=stdio:async,write:async", "async_calls", child_dir);
+	assert_child_exit0(&r);
 	for (; *queued; queued++)
 		cr_expect_eq(json_family(&r, *queued, "async"), 1, "%s not queued", *queued);
 	expect_file("calls.file", "fwrite|fputs|cd|fprintf 7|");
@@ -206,7 +206,7 @@ Test(async, every_queueable_call_lands_in_order)
 
 Test(async, fortified_calls_land_in_order)
 {
-	pol_program = pol_child_fortify;
+	child_program = child_fortify;
 	each_call(NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts",
 			"__printf_chk"));
 }
@@ -247,8 +247,8 @@ static void barrier(const char *kind, const char *who)
 	static const char opts[] = "policy=stdio:async,write:async:workers=1:fd_local=none";
 	struct run r;
 
-	CHILD(&r, opts, "barrier", kind, pol_dir, who);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "barrier", kind, child_dir, who);
+	assert_child_exit0(&r);
 	long expected = out_long(r.out, NULL, "expected", -1);
 	cr_expect_eq(out_long(r.out, NULL, "after", -2), expected, "%s by %s: %s", kind, who,
 		     r.out);
@@ -302,11 +302,11 @@ static void exit_drain(const char *how)
 	char path[PATH_MAX];
 	struct run r;
 
-	CHILD(&r, opts, "exit_drain", how, pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "exit_drain", how, child_dir);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0, "%s: written too early: %s", how,
 		     r.out);
-	pol_path(path, "exit.file");
+	child_path(path, "exit.file");
 	check_lines(path, 0, 1, 10000);
 	run_free(&r);
 }
@@ -357,10 +357,10 @@ Test(async, a_forked_child_does_not_write_the_parents_queue_again)
 	char path[PATH_MAX];
 	struct run r;
 
-	CHILD(&r, "policy=write:async:workers=1:fd_local=none", "fork_queue", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=write:async:workers=1:fd_local=none", "fork_queue", child_dir);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "child_status", -1), 0, "%s", r.out);
-	pol_path(path, "fork.file");
+	child_path(path, "fork.file");
 	check_lines(path, 0, 1, 1000);
 	run_free(&r);
 }
@@ -369,8 +369,8 @@ Test(async, a_forked_child_does_not_write_the_parents_queue_again)
 
 static void async_error(struct run *r, const char *kind)
 {
-	CHILD(r, "policy=write:async:workers=1:fd_local=none", "async_error", kind, pol_dir);
-	assert_exit0(r);
+	RUN_CHILD(r, "policy=write:async:workers=1:fd_local=none", "async_error", kind, child_dir);
+	assert_child_exit0(r);
 }
 
 Test(async, full_tmpfs_fails_a_later_write_with_enospc)
@@ -379,7 +379,7 @@ Test(async, full_tmpfs_fails_a_later_write_with_enospc)
 
 	async_error(&r, "enospc");
 	if (strstr(r.out, "skip="))
-		POL_SKIP("%s", r.out);
+		CHILD_SKIP("%s", r.out);
 	cr_expect_eq(out_long(r.out, NULL, "accepted", -1), 32,
 		     "128 KiB of async writes must all be accepted: %s", r.out);
 	cr_expect_eq(out_long(r.out, NULL, "next_ret", 0), -1, "%s", r.out);
@@ -430,12 +430,12 @@ static void abort_drain(const char *how)
 	char path[PATH_MAX];
 	struct run r;
 
-	CHILD(&r, opts, "exit_drain", how, pol_dir);
+	RUN_CHILD(&r, opts, "exit_drain", how, child_dir);
 	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
 		  "%s: status 0x%x, stderr:\n%s", how, r.status, r.err);
 	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0, "%s: written too early: %s", how,
 		     r.out);
-	pol_path(path, "exit.file");
+	child_path(path, "exit.file");
 	check_lines(path, 0, 1, 10000);
 	run_free(&r);
 }
@@ -471,8 +471,8 @@ Test(async, a_drain_held_up_by_an_unmarked_threads_lock_is_retried)
 {
 	struct run r;
 
-	CHILD(&r, "policy=stdio:async:workers=1", "lock_release", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=stdio:async:workers=1", "lock_release", child_dir);
+	assert_child_exit0(&r);
 	long want = out_long(r.out, NULL, "expected", -1);
 	cr_assert_gt(want, 0, "%s", r.out);
 	cr_expect_lt(out_long(r.out, NULL, "held_bytes", -1), want,
@@ -489,7 +489,7 @@ static void path_lines(const char *sub, const char *name, int t, long nl)
 	char rel[PATH_MAX], path[PATH_MAX];
 
 	snprintf(rel, sizeof(rel), "%s/%s", sub, name);
-	pol_path(path, rel);
+	child_path(path, rel);
 	check_lines(path, t, 1, nl);
 }
 
@@ -505,9 +505,9 @@ static void async_path(const char *sub, int quote)
 
 	snprintf(opts, sizeof(opts),
 		 "async_path=%s%s/%s%s:policy=write:strict:workers=1:fd_local=none",
-		 quote ? "\"" : "", pol_dir, sub, quote ? "\"" : "");
-	CHILD(&r, opts, "async_path", pol_dir, sub);
-	assert_exit0(&r);
+		 quote ? "\"" : "", child_dir, sub, quote ? "\"" : "");
+	RUN_CHILD(&r, opts, "async_path", child_dir, sub);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "before", -1), 0,
 		     "written while the only helper was held: %s", r.out);
 	char other[32];
@@ -544,9 +544,9 @@ static long fdkind_async(const char *prefix)
 	char opts[PATH_MAX + 128];
 	struct run r;
 
-	snprintf(opts, sizeof(opts), "async_path=%s/%s:policy=write:strict", pol_dir, prefix);
-	CHILD(&r, opts, "fdkind", "disk", pol_dir);
-	assert_exit0(&r);
+	snprintf(opts, sizeof(opts), "async_path=%s/%s:policy=write:strict", child_dir, prefix);
+	RUN_CHILD(&r, opts, "fdkind", "disk", child_dir);
+	assert_child_exit0(&r);
 	long queued = json_count(&r, "write", "async");
 	cr_expect_eq(queued + json_count(&r, "write", "denied"), 1);
 	run_free(&r);
@@ -572,7 +572,7 @@ Test(async, async_path_bad_values)
 	struct run r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHILD_RAW(&r, bad[i], "fdkind", "pipe", pol_dir);
+		RUN_CHILD_RAW(&r, bad[i], "fdkind", "pipe", child_dir);
 		ASSERT_CONFIG_ERROR(&r, "async_path", "absolute path");
 		run_free(&r);
 	}

@@ -6,7 +6,7 @@
  * makes the call itself.  On a disk file it is offloaded.  The decision is
  * cached per descriptor number and must never outlive the descriptor.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <linux/magic.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/statfs.h>
 
-TestSuite(fdlocal, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
+TestSuite(fdlocal, .init = child_setup, .fini = child_teardown, .timeout = 60);
 
 static const char *const local_kinds[] = {"pipe",  "eventfd", "memfd",
 					  "tmpfs", "null",    "socketpair"};
@@ -25,7 +25,7 @@ static void need_shm_tmpfs(void)
 	struct statfs sf;
 
 	if (statfs("/dev/shm", &sf) != 0 || sf.f_type != TMPFS_MAGIC)
-		POL_SKIP("/dev/shm is not a tmpfs here");
+		CHILD_SKIP("/dev/shm is not a tmpfs here");
 }
 
 /*
@@ -37,8 +37,8 @@ static void kind_runs(const char *opts, const char *kind, int local)
 	static const char *const calls[] = {"write", "read", "fsync"};
 	struct run r;
 
-	CHILD(&r, opts, "fdkind", kind, pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "fdkind", kind, child_dir);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "write", 0), 8, "%s: %s", kind, r.out);
 	cr_expect_eq(out_long(r.out, NULL, "read", 0), strcmp(kind, "null") ? 8 : 0, "%s: %s", kind,
 		     r.out);
@@ -64,7 +64,7 @@ Test(fdlocal, disk_file_is_offloaded)
 	NEED_DISK();
 	kind_runs("", "disk", 0);
 	struct run r;
-	CHILD(&r, "", "fdkind", "disk", pol_dir);
+	RUN_CHILD(&r, "", "fdkind", "disk", child_dir);
 	cr_expect_eq(out_long(r.out, NULL, "fsync", -1), 0, "fsync of a disk file: %s", r.out);
 	run_free(&r);
 }
@@ -95,8 +95,8 @@ static void reborn(const char *how, int local)
 	char content[64];
 	struct run r;
 
-	CHILD(&r, "", "fdreuse", how, pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "", "fdreuse", how, child_dir);
+	assert_child_exit0(&r);
 	cr_assert_eq(out_long(r.out, NULL, "same", 0), 1, "%s: the number was not reused: %s", how,
 		     r.out);
 	cr_expect_eq(out_long(r.out, NULL, "ret", 0), 8, "%s: %s", how, r.out);

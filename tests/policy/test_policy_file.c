@@ -5,7 +5,7 @@
  * handling" and "name:handling" forms; a bad line stops the program before
  * main with FILE:LINE and exit 78, and so does a file that cannot be read.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,12 +13,12 @@
 
 #include "rtoffload.h"
 
-TestSuite(policy_file, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
+TestSuite(policy_file, .init = child_setup, .fini = child_teardown, .timeout = 60);
 
 /* RTOFFLOAD_OPTIONS=policy_file=PATH for a file holding text; path filled in. */
 static void file_opts(char *opts, size_t len, char *path, const char *text)
 {
-	pol_path(path, "rules.policy");
+	child_path(path, "rules.policy");
 	write_file(path, text);
 	snprintf(opts, len, "policy_file=%s", path);
 }
@@ -61,8 +61,8 @@ Test(policy_file, comments_blank_lines_and_both_forms)
 		  "   \t\n"
 		  "creat local\r\n" /* CRLF, from an editor elsewhere */
 		  "opendir:offload");
-	CHILD(&r, opts, "op", "fsync,unlink,mkdir,creat,opendir", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "fsync,unlink,mkdir,creat,opendir", child_dir);
+	assert_child_exit0(&r);
 	expect_refused(&r, "fsync");
 	expect_refused(&r, "unlink");
 	expect_local(&r, "mkdir");
@@ -79,8 +79,8 @@ Test(policy_file, function_lines_after_class_lines)
 	struct run r;
 
 	file_opts(opts, sizeof(opts), path, "mkdir:local\npath strict\n");
-	CHILD(&r, opts, "op", "mkdir,unlink", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "mkdir,unlink", child_dir);
+	assert_child_exit0(&r);
 	expect_local(&r, "mkdir");
 	expect_refused(&r, "unlink");
 	run_free(&r);
@@ -94,8 +94,8 @@ Test(policy_file, with_policy_option)
 
 	file_opts(opts, sizeof(opts), path, "unlink strict\n");
 	strcat(opts, ":policy=mkdir:strict");
-	CHILD(&r, opts, "op", "mkdir,unlink,creat", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "mkdir,unlink,creat", child_dir);
+	assert_child_exit0(&r);
 	expect_refused(&r, "mkdir");
 	expect_refused(&r, "unlink");
 	expect_line(&r, "creat", "effect", 1);
@@ -113,8 +113,8 @@ Test(policy_file, function_rule_of_the_option_after_class_line_of_the_file)
 
 	file_opts(opts, sizeof(opts), path, "path strict\n");
 	strcat(opts, ":policy=mkdir:local");
-	CHILD(&r, opts, "op", "mkdir,unlink", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "mkdir,unlink", child_dir);
+	assert_child_exit0(&r);
 	expect_local(&r, "mkdir");
 	expect_refused(&r, "unlink");
 	run_free(&r);
@@ -128,7 +128,7 @@ static void bad_line(const char *text, int line, const char *culprit)
 
 	file_opts(opts, sizeof(opts), path, text);
 	snprintf(where, sizeof(where), "%s:%d", path, line);
-	CHILD_RAW(&r, opts, "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, opts, "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy_file", where, culprit);
 	run_free(&r);
 }
@@ -158,14 +158,14 @@ Test(policy_file, unreadable_file)
 	char opts[PATH_MAX + 32], path[PATH_MAX];
 	struct run r;
 
-	pol_path(path, "no-such.policy");
+	child_path(path, "no-such.policy");
 	snprintf(opts, sizeof(opts), "policy_file=%s", path);
-	CHILD_RAW(&r, opts, "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, opts, "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy_file", path);
 	run_free(&r);
 	/* a directory opens but cannot be read */
-	snprintf(opts, sizeof(opts), "policy_file=%s", pol_dir);
-	CHILD_RAW(&r, opts, "op", "fsync", pol_dir);
-	ASSERT_CONFIG_ERROR(&r, "policy_file", pol_dir);
+	snprintf(opts, sizeof(opts), "policy_file=%s", child_dir);
+	RUN_CHILD_RAW(&r, opts, "op", "fsync", child_dir);
+	ASSERT_CONFIG_ERROR(&r, "policy_file", child_dir);
 	run_free(&r);
 }

@@ -5,7 +5,7 @@
  *   signal  RT_OFFLOAD_SIGDEBUG also goes to the calling thread, naming the call
  *   abort   the report is printed and the process dies of SIGABRT
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -15,15 +15,15 @@
 
 #include "rtoffload.h"
 
-TestSuite(on_strict, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
+TestSuite(on_strict, .init = child_setup, .fini = child_teardown, .timeout = 60);
 
 static void sigdebug(const char *opts)
 {
 	char name[64];
 	struct run r;
 
-	CHILD(&r, opts, "sigdebug", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "sigdebug", child_dir);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "ret", 0), -1, "%s", r.out);
 	cr_expect_eq(out_long(r.out, NULL, "errno", 0), RT_OFFLOAD_STRICT_ERRNO, "%s", r.out);
 	cr_expect_eq(out_long(r.out, NULL, "handled", 0), 1, "signal not handled once: %s", r.out);
@@ -59,8 +59,8 @@ Test(on_strict, errno_sends_nothing)
 {
 	struct run r;
 
-	CHILD(&r, "policy=fsync:strict", "sigdebug", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=fsync:strict", "sigdebug", child_dir);
+	assert_child_exit0(&r);
 	cr_expect_eq(out_long(r.out, NULL, "errno", 0), RT_OFFLOAD_STRICT_ERRNO, "%s", r.out);
 	cr_expect_eq(out_long(r.out, NULL, "handled", -1), 0, "%s", r.out);
 	run_free(&r);
@@ -71,7 +71,7 @@ Test(on_strict, abort_reports_then_dies_of_sigabrt)
 	char head[128];
 	struct run r;
 
-	CHILD(&r, "policy=fsync:strict:on_strict=abort", "sites", pol_dir, "1", "0", "0");
+	RUN_CHILD(&r, "policy=fsync:strict:on_strict=abort", "sites", child_dir, "1", "0", "0");
 	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
 		  "status 0x%x, stderr:\n%s", r.status, r.err);
 	snprintf(head, sizeof(head), "==%d==rtoffload: strict 'fsync' from realtime thread 'ctl'",

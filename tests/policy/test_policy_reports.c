@@ -3,27 +3,27 @@
  * Reports: where does realtime code make a warn or strict call?
  *
  *   ==PID==rtoffload: <event> '<function>' from realtime thread '<name>' (tid N)
- *       #0 0x... in save_state_a+0x.. (/path/pol_child+0x..)
+ *       #0 0x... in save_state_a+0x.. (/path/rto_child+0x..)
  *       ...
  *   SUMMARY: rtoffload: <event> '<function>' in save_state_a
  *
- * pol_child's "sites" scenario calls fsync from save_state_a() NA times and
+ * rto_child's "sites" scenario calls fsync from save_state_a() NA times and
  * from save_state_b() NB times, and mkdir from make_dir() NC times, all
  * under control_loop() in a marked thread named "ctl" (child_report.c).
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-TestSuite(reports, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
+TestSuite(reports, .init = child_setup, .fini = child_teardown, .timeout = 60);
 
 static void sites(struct run *r, const char *opts, const char *na, const char *nb, const char *nc)
 {
-	CHILD(r, opts, "sites", pol_dir, na, nb, nc);
-	assert_exit0(r);
+	RUN_CHILD(r, opts, "sites", child_dir, na, nb, nc);
+	assert_child_exit0(r);
 }
 
 /* "==PID==rtoffload: EVENT 'FN' from realtime thread 'ctl' (tid N)\n" of this run. */
@@ -54,7 +54,7 @@ static const char *check_frames(const char *p, int *nframes, int *names_a, int *
 			     6, "frame line: %.*s", (int)strcspn(p, "\n"), p);
 		cr_expect_eq(k, *nframes, "frames out of order");
 		*names_a += *nframes == 0 && strcmp(fn, "save_state_a") == 0 &&
-			    strstr(obj, "pol_child") != NULL;
+			    strstr(obj, "rto_child") != NULL;
 		*names_loop += strcmp(fn, "control_loop") == 0;
 		(*nframes)++;
 		p += strcspn(p, "\n") + 1;
@@ -75,7 +75,7 @@ static void check_report(const char *event)
 	cr_assert_not_null(p, "no '%s' in:\n%s", head, r.err);
 	p = check_frames(p + strlen(head), &nframes, &names_a, &names_loop);
 	cr_expect_geq(nframes, 2, "%s", r.err);
-	cr_expect_eq(names_a, 1, "frame #0 is not save_state_a in pol_child:\n%s", r.err);
+	cr_expect_eq(names_a, 1, "frame #0 is not save_state_a in rto_child:\n%s", r.err);
 	cr_expect_eq(names_loop, 1, "no frame names control_loop:\n%s", r.err);
 	snprintf(summary, sizeof(summary), "SUMMARY: rtoffload: %s 'fsync' in save_state_a\n",
 		 event);
@@ -160,7 +160,7 @@ Test(reports, report_path_appends_to_the_file)
 	char opts[PATH_MAX + 64], path[PATH_MAX];
 	struct run r;
 
-	pol_path(path, "report.txt");
+	child_path(path, "report.txt");
 	snprintf(opts, sizeof(opts), "policy=fsync:warn:report_path=%s", path);
 	for (int i = 0; i < 2; i++) {
 		sites(&r, opts, "1", "0", "0");
@@ -198,7 +198,7 @@ static void suppressed_run(struct run *r, const char *lines)
 {
 	char opts[PATH_MAX + 128], path[PATH_MAX];
 
-	pol_path(path, "supp.txt");
+	child_path(path, "supp.txt");
 	write_file(path, lines);
 	snprintf(opts, sizeof(opts), "policy=fsync:warn,mkdir:warn:stats=1:suppressions=%s", path);
 	sites(r, opts, "1", "1", "1");
@@ -241,16 +241,16 @@ Test(reports, bad_suppressions_line)
 	char opts[PATH_MAX + 64], path[PATH_MAX], where[PATH_MAX + 16];
 	struct run r;
 
-	pol_path(path, "supp.txt");
+	child_path(path, "supp.txt");
 	write_file(path, "# ok\nfunction:fsync\nfun:mkdir\n");
 	snprintf(opts, sizeof(opts), "policy=fsync:warn:suppressions=%s", path);
 	snprintf(where, sizeof(where), "%s:3", path);
-	CHILD_RAW(&r, opts, "sites", pol_dir, "1", "0", "0");
+	RUN_CHILD_RAW(&r, opts, "sites", child_dir, "1", "0", "0");
 	ASSERT_CONFIG_ERROR(&r, "suppressions", where);
 	run_free(&r);
-	pol_path(path, "missing.txt");
+	child_path(path, "missing.txt");
 	snprintf(opts, sizeof(opts), "suppressions=%s", path);
-	CHILD_RAW(&r, opts, "sites", pol_dir, "1", "0", "0");
+	RUN_CHILD_RAW(&r, opts, "sites", child_dir, "1", "0", "0");
 	ASSERT_CONFIG_ERROR(&r, "suppressions", path);
 	run_free(&r);
 }

@@ -4,13 +4,13 @@
  *
  * One representative call per class (desc creat, path mkdir, dir opendir,
  * stdio fopen, dns getaddrinfo, net socket, memory mmap, process system) is
- * made once by a marked thread of pol_child, under a class rule and then
+ * made once by a marked thread of rto_child, under a class rule and then
  * under a function rule, and the stats_file row of that function says what
  * happened to it: offloaded, local (run on the caller), denied (refused).
  * What the call does (a file, a directory, a descriptor) is checked
  * afterwards, so a refused call is seen to have had no effect.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <netdb.h>
@@ -21,7 +21,7 @@
 
 #define FILTER_ERRNO ENOTRECOVERABLE /* child.h: only the seccomp filter gives it */
 
-TestSuite(rules, .init = pol_setup, .fini = pol_teardown, .timeout = 120);
+TestSuite(rules, .init = child_setup, .fini = child_teardown, .timeout = 120);
 
 struct rep {
 	const char *cls, *fn;
@@ -67,8 +67,8 @@ static struct seen seen_of(const struct run *r, const char *fn)
 /* Run op fn (one call by a marked thread) with RTOFFLOAD_OPTIONS=opts. */
 static struct seen run_op(struct run *r, const char *opts, const char *fn)
 {
-	CHILD(r, opts, "op", fn, pol_dir);
-	assert_exit0(r);
+	RUN_CHILD(r, opts, "op", fn, child_dir);
+	assert_child_exit0(r);
 	return seen_of(r, fn);
 }
 
@@ -170,8 +170,8 @@ static void filtered(const char *opts, const char *fn, int expect_local)
 	struct run r;
 
 	snprintf(prefix, sizeof(prefix), "op=%s ", fn);
-	CHILD(&r, opts, "op", fn, pol_dir, "filter");
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", fn, child_dir, "filter");
+	assert_child_exit0(&r);
 	long ret = out_long(r.out, prefix, "ret", -999), err = out_long(r.out, prefix, "errno", 0);
 	if (expect_local) {
 		cr_expect(ret == -1 && err == FILTER_ERRNO,
@@ -241,8 +241,8 @@ static void desc_strict_but_write(const char *opts)
 {
 	struct run r;
 
-	CHILD(&r, opts, "op", "write,fsync", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "write,fsync", child_dir);
+	assert_child_exit0(&r);
 	expect_ran(seen_of(&r, "write"), opts, "write", 1);
 	expect_refused(seen_of(&r, "fsync"), opts, &(struct rep){"desc", "fsync", -1});
 	run_free(&r);
@@ -259,8 +259,8 @@ Test(rules, function_strict_inside_a_local_class)
 {
 	struct run r;
 
-	CHILD(&r, "policy=mkdir:strict,path:local", "op", "mkdir,unlink", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=mkdir:strict,path:local", "op", "mkdir,unlink", child_dir);
+	assert_child_exit0(&r);
 	expect_refused(seen_of(&r, "mkdir"), "mkdir:strict,path:local",
 		       &(struct rep){"path", "mkdir", -1});
 	expect_ran(seen_of(&r, "unlink"), "mkdir:strict,path:local", "unlink", 0);
@@ -302,8 +302,8 @@ static void expect_async(const char *opts, const char *const *async, const char 
 {
 	struct run r;
 
-	CHILD(&r, opts, "async_calls", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "async_calls", child_dir);
+	assert_child_exit0(&r);
 	for (; *async; async++)
 		cr_expect_eq(json_family(&r, *async, "async"), 1, "%s: %s not queued", opts,
 			     *async);
@@ -341,8 +341,8 @@ static void strict_mode(const char *opts, const char *extra)
 {
 	struct run r;
 
-	CHILD(&r, opts, "op", "fsync,mkdir,creat", pol_dir, extra);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "op", "fsync,mkdir,creat", child_dir, extra);
+	assert_child_exit0(&r);
 	expect_ran(seen_of(&r, "fsync"), opts, "fsync", 0);
 	expect_ran(seen_of(&r, "mkdir"), opts, "mkdir", 0);
 	expect_refused(seen_of(&r, "creat"), opts, &(struct rep){"desc", "creat", -1});
@@ -363,7 +363,7 @@ Test(rules, unknown_call)
 {
 	struct run r;
 
-	CHILD_RAW(&r, "policy=fsync:strict,fsyncc:strict", "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, "policy=fsync:strict,fsyncc:strict", "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy", "fsyncc");
 	run_free(&r);
 }
@@ -372,7 +372,7 @@ Test(rules, unknown_handling)
 {
 	struct run r;
 
-	CHILD_RAW(&r, "policy=fsync:refuse", "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, "policy=fsync:refuse", "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy", "refuse");
 	run_free(&r);
 }
@@ -381,7 +381,7 @@ Test(rules, async_on_a_call_that_does_not_write)
 {
 	struct run r;
 
-	CHILD_RAW(&r, "policy=fsync:async", "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, "policy=fsync:async", "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy", "async", "fsync");
 	run_free(&r);
 }
@@ -390,10 +390,10 @@ Test(rules, missing_separator)
 {
 	struct run r;
 
-	CHILD_RAW(&r, "policy=fsync", "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, "policy=fsync", "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy", "fsync");
 	run_free(&r);
-	CHILD_RAW(&r, "policy=mkdir:local,fsync", "op", "fsync", pol_dir);
+	RUN_CHILD_RAW(&r, "policy=mkdir:local,fsync", "op", "fsync", child_dir);
 	ASSERT_CONFIG_ERROR(&r, "policy", "fsync");
 	run_free(&r);
 }

@@ -7,13 +7,13 @@
  * scenarios (child_stats.c) make known numbers of each kind of call.
  * Also the call-site rows in the JSON.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-TestSuite(stats, .init = pol_setup, .fini = pol_teardown, .timeout = 120);
+TestSuite(stats, .init = child_setup, .fini = child_teardown, .timeout = 120);
 
 static const char *const counts[] = {"offloaded", "local", "denied", "async"};
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
@@ -44,8 +44,8 @@ Test(stats, each_marked_thread_has_a_row_with_exact_counts)
 {
 	struct run r;
 
-	CHILD(&r, OPTS, "thread_rows", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, OPTS, "thread_rows", child_dir);
+	assert_child_exit0(&r);
 	cr_assert_eq(out_long(r.out, "rows-a", "failed", -1), 0, "%s", r.out);
 	cr_expect_eq(json_threads(&r), 3, "one row per marked thread: %s", r.json);
 
@@ -69,8 +69,8 @@ Test(stats, marked_time_and_faults_of_a_thread)
 {
 	struct run r;
 
-	CHILD(&r, OPTS, "thread_rows", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, OPTS, "thread_rows", child_dir);
+	assert_child_exit0(&r);
 	long inner = out_long(r.out, "rows-a", "inner_ns", -1);
 	long outer = out_long(r.out, "rows-a", "outer_ns", -1);
 	long marked = json_thread(&r, "rows-a", "marked_ns");
@@ -94,8 +94,8 @@ Test(stats, thread_rows_in_the_table)
 	unsigned long us, off, loc, den, asy, mi, ma;
 	struct run r;
 
-	CHILD(&r, OPTS ":stats=1", "thread_rows", pol_dir);
-	assert_exit0(&r);
+	RUN_CHILD(&r, OPTS ":stats=1", "thread_rows", child_dir);
+	assert_child_exit0(&r);
 	cr_assert_not_null(strstr(r.err, "thread "), "no thread table:\n%s", r.err);
 	const char *p = strstr(r.err, "\nrows-a ");
 	cr_assert_not_null(p, "no row for rows-a:\n%s", r.err);
@@ -118,8 +118,8 @@ Test(stats, a_thread_marked_from_outside_has_a_row)
 {
 	struct run r;
 
-	CHILD(&r, OPTS ":mark=name:auto*", "remote_rows");
-	assert_exit0(&r);
+	RUN_CHILD(&r, OPTS ":mark=name:auto*", "remote_rows");
+	assert_child_exit0(&r);
 	cr_assert_eq(out_long(r.out, NULL, "failed", -1), 0, "%s", r.out);
 	cr_expect_eq(json_threads(&r), 1, "%s", r.json);
 	/* named "done" when it exited */
@@ -140,13 +140,13 @@ Test(stats, threads_beyond_the_table_share_one_row)
 	char n[24], head[96];
 	struct run r;
 
-	CHILD(&r, "", "overflow", "1");
+	RUN_CHILD(&r, "", "overflow", "1");
 	long rows = json_other(&r, "table_rows");
 	run_free(&r);
 	cr_assert_gt(rows, 0);
 	snprintf(n, sizeof(n), "%ld", rows + 4);
-	CHILD(&r, "stats=1", "overflow", n);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "stats=1", "overflow", n);
+	assert_child_exit0(&r);
 	cr_assert_eq(out_long(r.out, NULL, "failed", -1), 0, "%s", r.out);
 	cr_expect_eq(json_threads(&r), rows);
 	cr_expect_eq(json_other(&r, "threads"), 4);
@@ -170,15 +170,15 @@ Test(stats, call_sites_in_the_json)
 {
 	struct run r;
 
-	CHILD(&r, "policy=fsync:warn,mkdir:strict", "sites", pol_dir, "5", "2", "3");
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=fsync:warn,mkdir:strict", "sites", child_dir, "5", "2", "3");
+	assert_child_exit0(&r);
 	cr_expect_eq(json_site(&r, "save_state_a", "warn", "fsync", "count"), 5, "%s", r.json);
 	cr_expect_eq(json_site(&r, "save_state_b", "warn", "fsync", "count"), 2, "%s", r.json);
 	cr_expect_eq(json_site(&r, "make_dir", "strict", "mkdir", "count"), 3, "%s", r.json);
 	cr_expect_eq(json_site(&r, "make_dir", "strict", "mkdir", "suppressed"), 0);
 	run_free(&r);
-	CHILD(&r, "report_offloads=1", "sites", pol_dir, "0", "0", "2");
-	assert_exit0(&r);
+	RUN_CHILD(&r, "report_offloads=1", "sites", child_dir, "0", "0", "2");
+	assert_child_exit0(&r);
 	cr_expect_eq(json_site(&r, "make_dir", "offload", "mkdir", "count"), 2, "%s", r.json);
 	cr_expect_gt(json_site(&r, "make_dir", "offload", "mkdir", "max_ns"), 0);
 	run_free(&r);

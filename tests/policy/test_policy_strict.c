@@ -12,7 +12,7 @@
  * wait would kill the process.  The same scenario fails with a library
  * that classifies an unknown descriptor with a helper's fstat.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 
 #include "rtoffload.h"
 
-TestSuite(strict, .init = pol_setup, .fini = pol_teardown, .timeout = 120);
+TestSuite(strict, .init = child_setup, .fini = child_teardown, .timeout = 120);
 
 #define BASE "workers=1:spin_ns=0:fd_local=socket,anon,tmpfs,chr"
 
@@ -65,11 +65,11 @@ static void strict_fd(const char *how, const char *opts)
 
 	NEED_DISK();
 	snprintf(all, sizeof(all), "%s%s", BASE, opts);
-	CHILD(&r, all, "strict_fd", how, pol_dir);
+	RUN_CHILD(&r, all, "strict_fd", how, child_dir);
 	cr_assert(!WIFSIGNALED(r.status) || WTERMSIG(r.status) != SIGSYS,
 		  "%s: the strict thread made a futex call (it enqueued a request):\n%s", how,
 		  r.err);
-	assert_exit0(&r);
+	assert_child_exit0(&r);
 	expect_ran(&r, "sock");	     /* a socket: its kind known where it was born */
 	expect_ran(&r, "null");	     /* /dev/null open before the mark: classified at mark */
 	expect_refused(&r, "disk");  /* a disk file: offload, so refused */

@@ -11,13 +11,13 @@
  * stats_file=: a getrusage per mark otherwise saved); every child here runs
  * with stats_file= (child_run), so the counts are on.
  */
-#include "pol.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-TestSuite(traps, .init = pol_setup, .fini = pol_teardown, .timeout = 60);
+TestSuite(traps, .init = child_setup, .fini = child_teardown, .timeout = 60);
 
 #define NPAGES 256
 
@@ -26,7 +26,7 @@ static long child_long(const char *opts, const char *key, const char *const *arg
 	struct run r;
 
 	child_run(&r, 1, opts, argv);
-	assert_exit0(&r);
+	assert_child_exit0(&r);
 	long v = out_long(r.out, NULL, key, -1);
 	cr_assert_neq(v, -1, "no %s= in: %s", key, r.out);
 	run_free(&r);
@@ -42,11 +42,11 @@ static long child_long(const char *opts, const char *key, const char *const *arg
  */
 Test(traps, mlock_locks_the_address_space)
 {
-	cr_expect_eq(child_long("mlock=1", "ran", ARGS("vmlck", pol_dir)), 1,
+	cr_expect_eq(child_long("mlock=1", "ran", ARGS("vmlck", child_dir)), 1,
 		     "an offloaded call failed under mlock=1");
-	if (!POL_SANITIZED)
-		cr_expect_gt(child_long("mlock=1", "vmlck_kb", ARGS("vmlck", pol_dir)), 0);
-	cr_expect_eq(child_long("", "vmlck_kb", ARGS("vmlck", pol_dir)), 0);
+	if (!RTO_SANITIZED)
+		cr_expect_gt(child_long("mlock=1", "vmlck_kb", ARGS("vmlck", child_dir)), 0);
+	cr_expect_eq(child_long("", "vmlck_kb", ARGS("vmlck", child_dir)), 0);
 }
 
 Test(traps, faults_of_a_marked_thread_are_counted)
@@ -63,8 +63,8 @@ Test(traps, faults_of_an_unmarked_thread_are_not)
 /* Under mlockall(MCL_FUTURE) a new mapping is populated when it is made. */
 Test(traps, mlock_leaves_no_faults_to_take)
 {
-	if (POL_SANITIZED) /* nothing is locked there: see above */
-		POL_SKIP("mlock=1 under a sanitizer: its mlockall() interceptor locks nothing");
+	if (RTO_SANITIZED) /* nothing is locked there: see above */
+		CHILD_SKIP("mlock=1 under a sanitizer: its mlockall() interceptor locks nothing");
 	long minor = child_long("mlock=1", "minor", ARGS("faults", "1", "256"));
 	cr_expect_lt(minor, NPAGES / 4, "%ld minor faults for %d locked pages", minor, NPAGES);
 }
@@ -114,7 +114,7 @@ static void expect_later_reads_found_the_pages(const struct run *r)
 {
 	long again = json_site(r, "read_again", "fault", "read", "minor_faults");
 
-	if (!POL_TSAN) {
+	if (!RTO_TSAN) {
 		cr_expect_eq(json_site(r, "read_fresh", "fault", "read", "count"), 1,
 			     "only the first read there faulted");
 		cr_expect_eq(again, -1, "read_again faulted");
@@ -130,8 +130,8 @@ Test(traps, faults_at_a_wrapped_call_are_reported_by_site)
 {
 	struct run r;
 
-	CHILD(&r, "policy=faults:warn:stats=1", "fault_read", FAULT_PAGES);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "policy=faults:warn:stats=1", "fault_read", FAULT_PAGES);
+	assert_child_exit0(&r);
 	cr_assert_eq(out_long(r.out, NULL, "failed", -1), 0, "%s", r.out);
 	const char *p = fault_report(&r, "read");
 	cr_assert_not_null(p, "no fault report for read:\n%s", r.err);
@@ -155,8 +155,8 @@ Test(traps, faults_are_not_watched_without_faults_warn)
 {
 	struct run r;
 
-	CHILD(&r, "", "fault_read", FAULT_PAGES);
-	assert_exit0(&r);
+	RUN_CHILD(&r, "", "fault_read", FAULT_PAGES);
+	assert_child_exit0(&r);
 	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 0, "%s", r.err);
 	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "count"), -1);
 	run_free(&r);
@@ -167,11 +167,11 @@ Test(traps, fault_reports_are_suppressed_like_the_others)
 	char opts[PATH_MAX + 64], path[PATH_MAX];
 	struct run r;
 
-	pol_path(path, "supp.txt");
+	child_path(path, "supp.txt");
 	write_file(path, "stack:read_fresh\n");
 	snprintf(opts, sizeof(opts), "policy=faults:warn:suppressions=%s", path);
-	CHILD(&r, opts, "fault_read", FAULT_PAGES);
-	assert_exit0(&r);
+	RUN_CHILD(&r, opts, "fault_read", FAULT_PAGES);
+	assert_child_exit0(&r);
 	cr_expect_eq(count_of(r.err, "==rtoffload: fault "), 0, "%s", r.err);
 	cr_expect_eq(json_site(&r, "read_fresh", "fault", "read", "suppressed"), 1);
 	run_free(&r);
@@ -181,7 +181,7 @@ Test(traps, faults_take_warn_only)
 {
 	struct run r;
 
-	CHILD_RAW(&r, "policy=faults:local", "fault_read", FAULT_PAGES);
+	RUN_CHILD_RAW(&r, "policy=faults:local", "fault_read", FAULT_PAGES);
 	ASSERT_CONFIG_ERROR(&r, "policy=", "faults", "warn");
 	run_free(&r);
 }

@@ -9,8 +9,8 @@
  *
  * Built twice: linked to the library, and unlinked for LD_PRELOAD (the
  * API is then reached through the header's weak declarations).  Writes
- * files under $REL_DIR and reports key=value lines on stdout.  With
- * REL_PREINIT_MARK=1 it also calls rt_offload_mark_thread() from
+ * files under $SC_DIR and reports key=value lines on stdout.  With
+ * SC_PREINIT_MARK=1 it also calls rt_offload_mark_thread() from
  * .preinit_array, before the library is initialised.
  */
 #ifndef _GNU_SOURCE
@@ -72,12 +72,12 @@ static void calls(struct step *s, const char *name)
 
 static void preinit(int argc, char **argv, char **envp)
 {
-	const char *d = env_in(envp, "REL_DIR");
+	const char *d = env_in(envp, "SC_DIR");
 
 	(void)argc;
 	(void)argv;
 	snprintf(dir, sizeof(dir), "%s", d ? d : "/tmp");
-	if (env_in(envp, "REL_PREINIT_MARK"))
+	if (env_in(envp, "SC_PREINIT_MARK"))
 		preinit_mark_rc = RT_OFFLOAD_AVAILABLE() ? rt_offload_mark_thread() : -3;
 	calls(&pre, "preinit");
 }

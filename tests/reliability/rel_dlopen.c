@@ -10,7 +10,7 @@
  * (dlsym), marking works, helpers start, exit is clean, and dlclose()
  * leaves the library in place (-z nodelete: helpers keep running code).
  *
- * REL_DLOPEN_GLOBAL=1 opens with RTLD_GLOBAL.  Reports key=value lines.
+ * SC_DLOPEN_GLOBAL=1 opens with RTLD_GLOBAL.  Reports key=value lines.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -63,8 +63,8 @@ static void *marked_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	const char *lib = argc > 1 ? argv[1] : REL_LIB;
-	int global = getenv("REL_DLOPEN_GLOBAL") != NULL;
+	const char *lib = argc > 1 ? argv[1] : RTOFFLOAD_LIB;
+	int global = getenv("SC_DLOPEN_GLOBAL") != NULL;
 	struct result r = {.path = argc > 2 ? argv[2] : "/tmp/rel_dlopen.out"};
 	pthread_t t;
 

@@ -10,7 +10,7 @@
  *  - with the default action, the process dies of that signal.
  * fd_local=none (this file's options) makes pipe writes offloaded.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -29,7 +29,7 @@ static _Atomic int handler_runs;
 static void on_signal(int sig)
 {
 	(void)sig;
-	atomic_store(&handler_tid, rel_tid());
+	atomic_store(&handler_tid, tid_self());
 	atomic_fetch_add(&handler_runs, 1);
 }
 
@@ -43,7 +43,8 @@ static void install(int sig, void (*h)(int))
 	atomic_store(&handler_runs, 0);
 }
 
-static uint64_t offloaded_now(void)
+/* No criterion: scenarios count too. */
+static uint64_t offloaded_count(void)
 {
 	struct rt_offload_stats s;
 
@@ -56,13 +57,13 @@ static int pending_anywhere(int sig)
 {
 	char path[64];
 	pid_t tids[64];
-	int n = rel_helper_tids(tids, 64);
+	int n = helper_tids(tids, 64);
 
-	if (rel_status_has_signal("/proc/self/status", "ShdPnd:", sig) == 1)
+	if (status_has_signal("/proc/self/status", "ShdPnd:", sig) == 1)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tids[i]);
-		if (rel_status_has_signal(path, "SigPnd:", sig) == 1)
+		if (status_has_signal(path, "SigPnd:", sig) == 1)
 			return 1;
 	}
 	return 0;
@@ -84,7 +85,7 @@ static void broken_pipe_job(void *arg)
 	sigset_t set, pend;
 	int p[2];
 
-	atomic_store(&b->tid, rel_tid());
+	atomic_store(&b->tid, tid_self());
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
 	if (b->block)
@@ -107,10 +108,10 @@ static void broken_pipe(int marked, int block, struct broken_pipe *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->block = block;
-	cr_assert_eq(rel_thread_run(broken_pipe_job, b, marked ? REL_MARK | REL_PIN_RT : 0, 0), 0);
+	cr_assert_eq(thread_run(broken_pipe_job, b, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
 }
 
-Test(callsig, sigpipe_goes_to_the_caller_with_epipe, .timeout = REL_TIMEOUT)
+Test(callsig, sigpipe_goes_to_the_caller_with_epipe, .timeout = TEST_TIMEOUT)
 {
 	struct broken_pipe d, m;
 
@@ -120,9 +121,9 @@ Test(callsig, sigpipe_goes_to_the_caller_with_epipe, .timeout = REL_TIMEOUT)
 	cr_expect_eq(atomic_load(&handler_runs), 1);
 
 	install(SIGPIPE, on_signal);
-	uint64_t before = offloaded_now();
+	uint64_t before = offloaded_count();
 	broken_pipe(1, 0, &m);
-	cr_expect_geq(offloaded_now() - before, 4, "pipe2/close/write/close were not offloaded");
+	cr_expect_geq(offloaded_count() - before, 4, "pipe2/close/write/close were not offloaded");
 	cr_expect(m.ret == -1 && m.err == EPIPE, "write: %zd errno %d (want -1 EPIPE)", m.ret,
 		  m.err);
 	cr_expect_eq(atomic_load(&handler_runs), 1, "SIGPIPE handled %d times",
@@ -133,7 +134,7 @@ Test(callsig, sigpipe_goes_to_the_caller_with_epipe, .timeout = REL_TIMEOUT)
 	cr_expect_not(pending_anywhere(SIGPIPE), "a SIGPIPE stays pending in the process");
 }
 
-Test(callsig, sigpipe_blocked_in_the_caller_stays_pending_on_the_caller, .timeout = REL_TIMEOUT)
+Test(callsig, sigpipe_blocked_in_the_caller_stays_pending_on_the_caller, .timeout = TEST_TIMEOUT)
 {
 	struct broken_pipe d, m;
 
@@ -148,7 +149,7 @@ Test(callsig, sigpipe_blocked_in_the_caller_stays_pending_on_the_caller, .timeou
 	cr_expect_not(pending_anywhere(SIGPIPE), "a SIGPIPE is pending elsewhere");
 }
 
-Test(callsig, sigpipe_ignored_is_only_epipe, .timeout = REL_TIMEOUT)
+Test(callsig, sigpipe_ignored_is_only_epipe, .timeout = TEST_TIMEOUT)
 {
 	struct broken_pipe m;
 
@@ -189,17 +190,17 @@ static int child_dies_of(int marked, void (*job)(void *), void *arg, int sig)
 		struct rlimit no_core = {0, 0};
 		setrlimit(RLIMIT_CORE, &no_core);
 		signal(sig, SIG_DFL);
-		rel_thread_run(job, arg, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+		thread_run(job, arg, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 		_exit(0); /* survived: the signal was lost */
 	}
-	return rel_reap(pid);
+	return reap_code(pid);
 }
 
-Test(callsig, sigpipe_default_action_kills_the_process, .timeout = REL_TIMEOUT)
+Test(callsig, sigpipe_default_action_kills_the_process, .timeout = TEST_TIMEOUT)
 {
 	struct broken_pipe b = {0};
 
-	rel_thread_run(noop_job, NULL, REL_MARK, 0); /* helpers exist before the fork */
+	thread_run(noop_job, NULL, TH_MARK, 0); /* helpers exist before the fork */
 	int d = child_dies_of(0, broken_pipe_job, &b, SIGPIPE);
 	int m = child_dies_of(1, broken_pipe_job, &b, SIGPIPE);
 	cr_expect_eq(d, -SIGPIPE, "direct child: %d", d);
@@ -223,7 +224,7 @@ static void too_big_job(void *arg)
 	static char buf[2 * LIMIT];
 	int fd = open(t->path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 
-	atomic_store(&t->tid, rel_tid());
+	atomic_store(&t->tid, tid_self());
 	if (fd < 0) {
 		t->partial = -2;
 		return;
@@ -242,23 +243,23 @@ static void too_big(int marked, const char *dir, struct too_big *t)
 	char path[PATH_MAX];
 	struct rlimit old, lim;
 
-	rel_path(path, dir, marked ? "marked" : "direct");
+	path_join(path, dir, marked ? "marked" : "direct");
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
 	lim = (struct rlimit){LIMIT, old.rlim_max};
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	int rc = rel_thread_run(too_big_job, t, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+	int rc = thread_run(too_big_job, t, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 	setrlimit(RLIMIT_FSIZE, &old);
 	cr_assert_eq(rc, 0);
 }
 
-Test(callsig, sigxfsz_goes_to_the_caller_with_efbig, .timeout = REL_TIMEOUT)
+Test(callsig, sigxfsz_goes_to_the_caller_with_efbig, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX];
 	struct too_big d, m;
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	install(SIGXFSZ, on_signal);
 	too_big(0, dir, &d);
 	cr_expect_eq(atomic_load(&handler_runs), 2);
@@ -277,37 +278,37 @@ Test(callsig, sigxfsz_goes_to_the_caller_with_efbig, .timeout = REL_TIMEOUT)
 		     "SIGXFSZ's handler ran on thread %d, the caller is %d",
 		     (int)atomic_load(&handler_tid), (int)atomic_load(&m.tid));
 	cr_expect_not(pending_anywhere(SIGXFSZ), "a SIGXFSZ stays pending in the process");
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(callsig, sigxfsz_default_action_kills_the_process, .timeout = REL_TIMEOUT)
+Test(callsig, sigxfsz_default_action_kills_the_process, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	struct too_big t = {0};
 	struct rlimit lim = {LIMIT, RLIM_INFINITY};
 
-	rel_tmpdir(dir);
-	rel_path(path, dir, "big");
+	tmp_make(dir);
+	path_join(path, dir, "big");
 	t.path = path;
-	rel_thread_run(noop_job, NULL, REL_MARK, 0);
+	thread_run(noop_job, NULL, TH_MARK, 0);
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0); /* this test's process only */
 	int d = child_dies_of(0, too_big_job, &t, SIGXFSZ);
 	int m = child_dies_of(1, too_big_job, &t, SIGXFSZ);
 	cr_expect_eq(d, -SIGXFSZ, "direct child: %d", d);
 	cr_expect_eq(m, -SIGXFSZ, "offloaded child: %d (want killed by SIGXFSZ)", m);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /*
  * ThreadSanitizer cannot start threads in the child of a multi-threaded
  * fork (a criterion test process always is one): there the child is a
- * fresh process, this program run as a scenario (REL_JOB: pipe or big),
+ * fresh process, this program run as a scenario (SC_JOB: pipe or big),
  * so the fork itself is not part of the test under it.
  */
-REL_SCENARIO(dies_of)
+SCENARIO(dies_of)
 {
-	const char *job = getenv("REL_JOB"), *path = getenv("REL_PATH");
-	int marked = getenv("REL_MARKED") != NULL;
+	const char *job = getenv("SC_JOB"), *path = getenv("SC_PATH");
+	int marked = getenv("SC_MARKED") != NULL;
 	struct broken_pipe b = {0};
 	struct too_big t = {.path = path};
 	struct rlimit no_core = {0, 0};
@@ -321,24 +322,24 @@ REL_SCENARIO(dies_of)
 	}
 	signal(strcmp(job, "pipe") ? SIGXFSZ : SIGPIPE, SIG_DFL);
 	if (strcmp(job, "pipe") == 0)
-		rel_thread_run(broken_pipe_job, &b, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+		thread_run(broken_pipe_job, &b, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 	else
-		rel_thread_run(too_big_job, &t, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+		thread_run(too_big_job, &t, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 	return 0; /* survived: the signal was lost */
 }
 
 static int scenario_dies_of(int marked, const char *job, const char *path)
 {
 	char ejob[32], epath[PATH_MAX + 16];
-	struct rel_proc p;
+	struct proc p;
 
-	snprintf(ejob, sizeof(ejob), "REL_JOB=%s", job);
-	snprintf(epath, sizeof(epath), "REL_PATH=%s", path ? path : "");
-	char *env[] = {ejob, epath, marked ? "REL_MARKED=1" : "REL_MARKED", NULL};
+	snprintf(ejob, sizeof(ejob), "SC_JOB=%s", job);
+	snprintf(epath, sizeof(epath), "SC_PATH=%s", path ? path : "");
+	char *env[] = {ejob, epath, marked ? "SC_MARKED=1" : "SC_MARKED", NULL};
 	struct rlimit old, none = {RLIM_INFINITY, RLIM_INFINITY};
 	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
 	setrlimit(RLIMIT_FSIZE, &none); /* the scenario sets its own */
-	int rc = rel_run_scenario("dies_of", env, &p);
+	int rc = run_scenario("dies_of", env, &p);
 	setrlimit(RLIMIT_FSIZE, &old);
 	cr_assert_eq(rc, 0);
 	if (WIFSIGNALED(p.status))

@@ -13,7 +13,7 @@
  * CMake options): a worker left inside the abandoned read would hang the
  * next offloaded call, and criterion's timeout would fail the test.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -31,7 +31,7 @@ struct reader {
 	ssize_t ret;
 	int err;
 	char buf[16];
-	struct rel_flag started, returned;
+	struct flag started, returned;
 };
 
 static void cleanup(void *arg)
@@ -44,17 +44,17 @@ static void *reader_main(void *arg)
 {
 	struct reader *volatile r = arg; /* kept across pthread_cleanup_push's setjmp */
 
-	rel_pin(REL_RT_CPU);
+	pin_cpu(RT_CPU);
 	if (r->marked && rt_offload_mark_thread() != 0)
 		return NULL;
 	if (r->disable_cancel)
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	atomic_store(&r->tid, rel_tid());
-	rel_flag_set(&r->started);
+	atomic_store(&r->tid, tid_self());
+	flag_set(&r->started);
 	pthread_cleanup_push(cleanup, r);
 	r->ret = read(r->fd, r->buf, sizeof(r->buf));
 	r->err = errno;
-	rel_flag_set(&r->returned);
+	flag_set(&r->returned);
 	pthread_cleanup_pop(0);
 	if (r->disable_cancel) {
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
@@ -66,12 +66,12 @@ static void *reader_main(void *arg)
 /* Where the read blocks: on a helper (marked) or in the thread itself. */
 static void wait_read_blocked(struct reader *r)
 {
-	cr_assert(rel_flag_wait_s(&r->started, REL_WAIT_S));
+	cr_assert(flag_wait_s(&r->started, WAIT_S));
 	if (r->marked)
-		cr_assert_neq(rel_wait_helper_in_syscall(SYS_read, r->fd), 0,
+		cr_assert_neq(wait_helper_in_syscall(SYS_read, r->fd), 0,
 			      "the read is not blocked on a helper");
 	else
-		cr_assert(rel_wait_in_syscall(atomic_load(&r->tid), SYS_read, r->fd),
+		cr_assert(wait_task_in_syscall(atomic_load(&r->tid), SYS_read, r->fd),
 			  "the read is not blocked in its thread");
 }
 
@@ -80,7 +80,7 @@ static void *writer_main(void *arg)
 {
 	int *fd = arg;
 
-	rel_pin(REL_RT_CPU);
+	pin_cpu(RT_CPU);
 	if (rt_offload_mark_thread() != 0)
 		return NULL;
 	ssize_t n = write(*fd, "after", 5);
@@ -103,7 +103,7 @@ static void cancel_blocked_read(int marked)
 	cr_assert_eq(pthread_join(t, &res), 0);
 	cr_expect_eq(res, PTHREAD_CANCELED, "the thread was not cancelled");
 	cr_expect(atomic_load(&r.cleanup_ran), "its cleanup handler did not run");
-	cr_expect_not(rel_flag_is_set(&r.returned), "read() returned to the cancelled thread");
+	cr_expect_not(flag_is_set(&r.returned), "read() returned to the cancelled thread");
 
 	/* Nobody reads any more: what is written now stays in the pipe. */
 	pthread_t w;
@@ -118,12 +118,12 @@ static void cancel_blocked_read(int marked)
 	close(p[1]);
 }
 
-Test(cancel, blocked_offloaded_read_is_cancelled, .timeout = REL_TIMEOUT)
+Test(cancel, blocked_offloaded_read_is_cancelled, .timeout = TEST_TIMEOUT)
 {
 	cancel_blocked_read(1);
 }
 
-Test(cancel, blocked_direct_read_is_cancelled, .timeout = REL_TIMEOUT)
+Test(cancel, blocked_direct_read_is_cancelled, .timeout = TEST_TIMEOUT)
 {
 	cancel_blocked_read(0);
 }
@@ -146,7 +146,7 @@ static void *pending_main(void *arg)
 	struct pending *volatile pc = arg; /* kept across pthread_cleanup_push's setjmp */
 	int fd = open(pc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	rel_pin(REL_RT_CPU);
+	pin_cpu(RT_CPU);
 	if (fd < 0 || (pc->marked && rt_offload_mark_thread() != 0))
 		return NULL;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -166,9 +166,9 @@ static void pending_cancel(int marked)
 	pthread_t t;
 	void *res;
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	cr_assert(dir[0]);
-	rel_path(path, dir, "file");
+	path_join(path, dir, "file");
 	pc.path = path;
 	cr_assert_eq(pthread_create(&t, NULL, pending_main, &pc), 0);
 	cr_assert_eq(pthread_join(t, &res), 0);
@@ -176,15 +176,15 @@ static void pending_cancel(int marked)
 	cr_expect_eq(pc.ret, -2, "write() returned to the cancelled thread");
 	cr_assert_eq(stat(path, &st), 0);
 	cr_expect_eq(st.st_size, 0, "the write ran before the cancellation acted");
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(cancel, pending_cancel_acts_before_offloaded_write, .timeout = REL_TIMEOUT)
+Test(cancel, pending_cancel_acts_before_offloaded_write, .timeout = TEST_TIMEOUT)
 {
 	pending_cancel(1);
 }
 
-Test(cancel, pending_cancel_acts_before_direct_write, .timeout = REL_TIMEOUT)
+Test(cancel, pending_cancel_acts_before_direct_write, .timeout = TEST_TIMEOUT)
 {
 	pending_cancel(0);
 }
@@ -214,12 +214,12 @@ static void disabled_cancel(int marked)
 	close(p[1]);
 }
 
-Test(cancel, disabled_cancel_lets_offloaded_read_finish, .timeout = REL_TIMEOUT)
+Test(cancel, disabled_cancel_lets_offloaded_read_finish, .timeout = TEST_TIMEOUT)
 {
 	disabled_cancel(1);
 }
 
-Test(cancel, disabled_cancel_lets_direct_read_finish, .timeout = REL_TIMEOUT)
+Test(cancel, disabled_cancel_lets_direct_read_finish, .timeout = TEST_TIMEOUT)
 {
 	disabled_cancel(0);
 }
@@ -255,9 +255,9 @@ Test(cancel, interrupt_kick_never_hits_the_next_call, .timeout = 120.0)
 		cr_assert_eq(pthread_create(&ta, NULL, reader_main, &a), 0);
 		wait_read_blocked(&a);
 		cr_assert_eq(pthread_create(&tb, NULL, reader_main, &b), 0);
-		cr_assert(rel_flag_wait_s(&b.started, REL_WAIT_S));
+		cr_assert(flag_wait_s(&b.started, WAIT_S));
 		cr_assert_eq(pthread_kill(ta, SIGUSR1), 0);
-		cr_assert(rel_flag_wait_s(&a.returned, REL_WAIT_S), "A's read was not interrupted");
+		cr_assert(flag_wait_s(&a.returned, WAIT_S), "A's read was not interrupted");
 		wait_read_blocked(&b);
 		cr_assert_eq(write(pb[1], "b", 1), 1);
 		cr_assert_eq(pthread_join(ta, NULL), 0);

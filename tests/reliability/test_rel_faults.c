@@ -7,7 +7,7 @@
  * crash (stdio reading a bad string), the crash must happen in the caller's
  * thread, so that the program's own SIGSEGV handler runs there.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -80,18 +80,18 @@ static void run_faults(int marked, const char *path, struct faults *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	cr_assert_eq(rel_thread_run(faults_job, f, marked ? REL_MARK | REL_PIN_RT : 0, 0), 0);
+	cr_assert_eq(thread_run(faults_job, f, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
 }
 
-Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = REL_TIMEOUT)
+Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	struct faults d, m;
 	struct rt_offload_stats s0, s1;
 	pid_t h0[64], h1[64];
 
-	rel_tmpdir(dir);
-	rel_path(path, dir, "data");
+	tmp_make(dir);
+	path_join(path, dir, "data");
 	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, "0123456789abcdefghij", 20), 20); /* reads have data to copy */
@@ -101,7 +101,7 @@ Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = REL_TIM
 	rt_offload_get_stats(&s0);
 	run_faults(1, path, &m);
 	rt_offload_get_stats(&s1);
-	int n0 = rel_helper_tids(h0, 64);
+	int n0 = helper_tids(h0, 64);
 
 	for (int i = 0; i < NCALLS; i++) {
 		cr_expect_eq(d.ret[i], -1, "direct %s: %ld", names[i], d.ret[i]);
@@ -115,14 +115,14 @@ Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = REL_TIM
 		  "calls after the faults: write %zd read %zd", m.after_w, m.after_r);
 
 	/* The same helper threads, still serving. */
-	cr_assert_eq(rel_thread_run(faults_job, &m, REL_MARK, 0), 0);
-	int n1 = rel_helper_tids(h1, 64);
+	cr_assert_eq(thread_run(faults_job, &m, TH_MARK, 0), 0);
+	int n1 = helper_tids(h1, 64);
 	cr_expect_geq(n0, 1);
 	cr_expect_eq(n1, n0, "helpers before %d, after %d", n0, n1);
 	for (int i = 0; i < n0 && i < n1; i++)
 		cr_expect_eq(h1[i], h0[i], "helper %d changed: %d -> %d", i, (int)h0[i],
 			     (int)h1[i]);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- a crash inside libc happens on the caller ------------------------------ */
@@ -131,7 +131,7 @@ static int report_fd = -1;
 
 static void on_segv(int sig)
 {
-	pid_t tid = rel_tid();
+	pid_t tid = tid_self();
 
 	(void)sig;
 	syscall(SYS_write, report_fd, &tid, sizeof(tid));
@@ -145,7 +145,7 @@ struct crasher {
 static void crasher_job(void *arg)
 {
 	struct crasher *c = arg;
-	pid_t tid = rel_tid();
+	pid_t tid = tid_self();
 
 	/* First the caller's tid (the raw call: never offloaded), then the crash. */
 	syscall(SYS_write, report_fd, &tid, sizeof(tid));
@@ -158,7 +158,7 @@ static void crasher_job(void *arg)
  * ThreadSanitizer cannot start threads in the child of a multi-threaded
  * fork (a criterion test process always is one): under it the child is a
  * fresh process, this program run as a scenario, which writes the two tids
- * to the file REL_REPORT instead of a pipe.
+ * to the file SC_REPORT instead of a pipe.
  */
 #ifdef __SANITIZE_THREAD__
 #define TSAN 1
@@ -166,9 +166,9 @@ static void crasher_job(void *arg)
 #define TSAN 0
 #endif
 
-REL_SCENARIO(crash)
+SCENARIO(crash)
 {
-	const char *path = getenv("REL_PATH"), *rep = getenv("REL_REPORT");
+	const char *path = getenv("SC_PATH"), *rep = getenv("SC_REPORT");
 	struct crasher c = {.path = path};
 	struct sigaction sa = {.sa_handler = on_segv};
 
@@ -179,7 +179,7 @@ REL_SCENARIO(crash)
 		return 101;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, NULL);
-	rel_thread_run(crasher_job, &c, getenv("REL_MARKED") ? REL_MARK | REL_PIN_RT : 0, 0);
+	thread_run(crasher_job, &c, getenv("SC_MARKED") ? TH_MARK | TH_PIN_RT : 0, 0);
 	return 0;
 }
 
@@ -187,16 +187,16 @@ static pid_t crash_in_scenario(int marked, const char *path, int *how)
 {
 	char epath[PATH_MAX + 16], erep[2 * PATH_MAX], rep[PATH_MAX + 8];
 	pid_t ids[2] = {-1, -1};
-	struct rel_proc p;
+	struct proc p;
 
 	snprintf(rep, sizeof(rep), "%s.tids", path);
-	snprintf(epath, sizeof(epath), "REL_PATH=%s", path);
-	snprintf(erep, sizeof(erep), "REL_REPORT=%s", rep);
-	char *env[] = {epath, erep, marked ? "REL_MARKED=1" : "REL_MARKED", NULL};
-	cr_assert_eq(rel_run_scenario("crash", env, &p), 0);
+	snprintf(epath, sizeof(epath), "SC_PATH=%s", path);
+	snprintf(erep, sizeof(erep), "SC_REPORT=%s", rep);
+	char *env[] = {epath, erep, marked ? "SC_MARKED=1" : "SC_MARKED", NULL};
+	cr_assert_eq(run_scenario("crash", env, &p), 0);
 	*how = WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -WTERMSIG(p.status);
 	size_t len = 0;
-	char *s = rel_slurp(rep, &len);
+	char *s = slurp(rep, &len);
 	if (s && len >= sizeof(ids))
 		memcpy(ids, s, sizeof(ids));
 	free(s);
@@ -222,7 +222,7 @@ static pid_t crash_in_child(int marked, const char *path, int *how)
 		sigemptyset(&sa.sa_mask);
 		report_fd = r[1];
 		sigaction(SIGSEGV, &sa, NULL);
-		rel_thread_run(crasher_job, &c, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+		thread_run(crasher_job, &c, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 		_exit(0);
 	}
 	close(r[1]);
@@ -231,17 +231,17 @@ static pid_t crash_in_child(int marked, const char *path, int *how)
 	    read(r[0], &tid, sizeof(tid)) != sizeof(tid))
 		tid = -1;
 	close(r[0]);
-	*how = rel_reap(pid);
+	*how = reap_code(pid);
 	return tid == caller ? 0 : tid < 0 ? -1 : tid;
 }
 
-Test(faults, libc_crash_on_a_bad_pointer_happens_on_the_caller, .timeout = REL_TIMEOUT)
+Test(faults, libc_crash_on_a_bad_pointer_happens_on_the_caller, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	int dhow, mhow;
 
-	rel_tmpdir(dir);
-	rel_path(path, dir, "out");
+	tmp_make(dir);
+	path_join(path, dir, "out");
 	pid_t d = crash_in_child(0, path, &dhow);
 	pid_t m = crash_in_child(1, path, &mhow);
 	cr_expect(d == 0 && dhow == 42, "direct: handler thread %d, child %d", (int)d, dhow);
@@ -251,5 +251,5 @@ Test(faults, libc_crash_on_a_bad_pointer_happens_on_the_caller, .timeout = REL_T
 		  : m < 0 ? "never ran"
 			  : "ran on another thread",
 		  mhow);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }

@@ -15,7 +15,7 @@
  *    and a program whose filter allows only the system calls it uses
  *    (EPERM for the rest) still runs correctly when it marks a thread.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -36,13 +36,13 @@
 
 #define JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
-static void expect_exit0(const struct rel_proc *p, const char *what)
+static void expect_exit0(const struct proc *p, const char *what)
 {
 	char st[64];
 
 	cr_expect_not(p->timed_out, "%s: hung", what);
 	cr_expect(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0, "%s: %s; stderr: %s", what,
-		  rel_status_str(p->status, st, sizeof(st)), p->err);
+		  status_str(p->status, st, sizeof(st)), p->err);
 }
 
 /* ---- .preinit_array and the constructor ------------------------------------------------ */
@@ -52,81 +52,81 @@ static void expect_step(const char *out, const char *step, int offloaded)
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_fd_ok", step);
-	cr_expect_eq(rel_kv(out, key, -1), 1, "%s: open failed", step);
+	cr_expect_eq(kv(out, key, -1), 1, "%s: open failed", step);
 	snprintf(key, sizeof(key), "%s_wrote", step);
-	cr_expect_eq(rel_kv(out, key, -1), (long)strlen(step), "%s: write", step);
+	cr_expect_eq(kv(out, key, -1), (long)strlen(step), "%s: write", step);
 	snprintf(key, sizeof(key), "%s_closed", step);
-	cr_expect_eq(rel_kv(out, key, -1), 0, "%s: close", step);
+	cr_expect_eq(kv(out, key, -1), 0, "%s: close", step);
 	snprintf(key, sizeof(key), "%s_printed", step);
-	cr_expect_gt(rel_kv(out, key, -1), 0, "%s: fprintf", step);
+	cr_expect_gt(kv(out, key, -1), 0, "%s: fprintf", step);
 	snprintf(key, sizeof(key), "%s_offloaded", step);
 	if (offloaded)
-		cr_expect_geq(rel_kv(out, key, -1), 4, "%s: the calls were not offloaded", step);
+		cr_expect_geq(kv(out, key, -1), 4, "%s: the calls were not offloaded", step);
 	else
-		cr_expect_eq(rel_kv(out, key, -1), 0, "%s: offloaded before any mark", step);
+		cr_expect_eq(kv(out, key, -1), 0, "%s: offloaded before any mark", step);
 }
 
-static void run_ctor_program(const char *prog, int preload, int preinit_mark, struct rel_proc *p,
+static void run_ctor_program(const char *prog, int preload, int preinit_mark, struct proc *p,
 			     char *dir)
 {
 	char envdir[PATH_MAX + 8], pre[2 * PATH_MAX];
 
-	rel_tmpdir(dir);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s", REL_SANITIZER_RUNTIME, rel_lib_path());
+	tmp_make(dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s", rto_sanitizer_runtime(), rto_lib_path());
 	char *env[] = {envdir, "RTOFFLOAD_OPTIONS=mark=main:fd_local=none",
 		       preload ? pre : "LD_PRELOAD",
-		       preinit_mark ? "REL_PREINIT_MARK=1" : "REL_PREINIT_MARK", NULL};
+		       preinit_mark ? "SC_PREINIT_MARK=1" : "SC_PREINIT_MARK", NULL};
 	char *argv[] = {(char *)prog, NULL};
-	cr_assert_eq(rel_run(argv, env, p), 0);
+	cr_assert_eq(run_proc(argv, env, p), 0);
 }
 
 static void ctor_case(const char *prog, int preload)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
-	struct rel_proc p;
+	struct proc p;
 
 	run_ctor_program(prog, preload, 0, &p, dir);
 	expect_exit0(&p, prog);
-	cr_expect_eq(rel_kv(p.out, "available", -1), 1, "the library is not there");
+	cr_expect_eq(kv(p.out, "available", -1), 1, "the library is not there");
 	expect_step(p.out, "preinit", 0);
 	expect_step(p.out, "ctor", 1);
-	cr_expect_eq(rel_kv(p.out, "ctor_marked", -1), 1, "mark=main: main not marked in a ctor");
-	rel_path(path, dir, "preinit.stdio");
-	char *s = rel_slurp(path, NULL);
+	cr_expect_eq(kv(p.out, "ctor_marked", -1), 1, "mark=main: main not marked in a ctor");
+	path_join(path, dir, "preinit.stdio");
+	char *s = slurp(path, NULL);
 	cr_expect_str_eq(s ? s : "", "preinit via stdio\n");
 	free(s);
-	rel_path(path, dir, "ctor.stdio");
-	s = rel_slurp(path, NULL);
+	path_join(path, dir, "ctor.stdio");
+	s = slurp(path, NULL);
 	cr_expect_str_eq(s ? s : "", "ctor via stdio\n");
 	free(s);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(interpose, wrapped_calls_from_preinit_array_and_constructor_linked, .timeout = REL_TIMEOUT)
+Test(interpose, wrapped_calls_from_preinit_array_and_constructor_linked, .timeout = TEST_TIMEOUT)
 {
-	ctor_case(REL_CTOR_LINKED, 0);
+	ctor_case(CTOR_LINKED, 0);
 }
 
-Test(interpose, wrapped_calls_from_preinit_array_and_constructor_preloaded, .timeout = REL_TIMEOUT)
+Test(interpose, wrapped_calls_from_preinit_array_and_constructor_preloaded, .timeout = TEST_TIMEOUT)
 {
-	ctor_case(REL_CTOR_PLAIN, 1);
+	ctor_case(CTOR_PLAIN, 1);
 }
 
-Test(interpose, marking_from_preinit_array_works_or_fails_cleanly, .timeout = REL_TIMEOUT)
+Test(interpose, marking_from_preinit_array_works_or_fails_cleanly, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX];
-	struct rel_proc p;
+	struct proc p;
 
 	char st[64];
 
-	run_ctor_program(REL_CTOR_LINKED, 0, 1, &p, dir);
-	rel_rmtree(dir);
+	run_ctor_program(CTOR_LINKED, 0, 1, &p, dir);
+	tmp_remove(dir);
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
 		  "rt_offload_mark_thread() from .preinit_array, before the library's "
 		  "constructor: the program %s",
-		  rel_status_str(p.status, st, sizeof(st)));
-	long rc = rel_kv(p.out, "preinit_mark_rc", -9);
+		  status_str(p.status, st, sizeof(st)));
+	long rc = kv(p.out, "preinit_mark_rc", -9);
 	cr_expect(rc == 0 || rc == -1, "rt_offload_mark_thread() returned %ld", rc);
 	expect_step(p.out, "ctor", 1);
 }
@@ -173,13 +173,13 @@ static void churn_job(void *arg)
 		churn_once(c, i);
 }
 
-REL_SCENARIO(malloc_stack)
+SCENARIO(malloc_stack)
 {
 	Dl_info info;
 	struct churn c[4];
-	struct rel_thread t[4];
+	struct test_thread t[4];
 	struct rt_offload_stats s0, s1;
-	const char *dir = getenv("REL_DIR");
+	const char *dir = getenv("SC_DIR");
 
 	if (!dir || !dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info))
 		return 100;
@@ -195,69 +195,67 @@ REL_SCENARIO(malloc_stack)
 	unsigned arena;
 	size_t arena_len = sizeof(arena);
 	/* Under a sanitizer the block is its runtime's: not one to show jemalloc. */
-	rel_say("jemalloc=%d",
-		!REL_SANITIZER_RUNTIME[0] && ctl &&
-			ctl("arenas.lookup", &arena, &arena_len, &probe, sizeof(probe)) == 0);
+	say("jemalloc=%d",
+	    !rto_sanitizer_runtime()[0] && ctl &&
+		    ctl("arenas.lookup", &arena, &arena_len, &probe, sizeof(probe)) == 0);
 	free(probe);
-	rel_say("sanitizer_malloc=%d", info.dli_fname && REL_SANITIZER_RUNTIME[0] &&
-					       strstr(info.dli_fname, "san.so") != NULL);
-	rel_say("jemalloc_loaded=%d", dlsym(RTLD_DEFAULT, "mallctl") != NULL);
+	say("sanitizer_malloc=%d", info.dli_fname && rto_sanitizer_runtime()[0] &&
+					   strstr(info.dli_fname, "san.so") != NULL);
+	say("jemalloc_loaded=%d", dlsym(RTLD_DEFAULT, "mallctl") != NULL);
 	rt_offload_get_stats(&s0);
 	for (int i = 0; i < 4; i++) {
 		c[i] = (struct churn){.dir = dir};
-		if (rel_thread_start(&t[i], churn_job, &c[i], REL_MARK, 0) != 0)
+		if (thread_start(&t[i], churn_job, &c[i], TH_MARK, 0) != 0)
 			return 101;
 	}
 	long failures = 0;
 	for (int i = 0; i < 4; i++) {
-		if (rel_thread_join(&t[i]) != 0)
+		if (thread_join(&t[i]) != 0)
 			return 102;
 		failures += c[i].failures;
 	}
 	rt_offload_get_stats(&s1);
-	rel_say("failures=%ld\noffloaded=%lu", failures,
-		(unsigned long)(s1.offloaded - s0.offloaded));
+	say("failures=%ld\noffloaded=%lu", failures, (unsigned long)(s1.offloaded - s0.offloaded));
 	return 0;
 }
 
 static void jemalloc_case(int jemalloc_first)
 {
 	char dir[PATH_MAX], envdir[PATH_MAX + 8], pre[2 * PATH_MAX];
-	struct rel_proc p;
+	struct proc p;
 
 	cr_assert_eq(access(JEMALLOC, R_OK), 0,
 		     "%s is missing: install Debian's libjemalloc2 (apt-get install libjemalloc2)",
 		     JEMALLOC);
-	rel_tmpdir(dir);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
+	tmp_make(dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
 	/*
 	 * This program links the library: preloading it too only moves it
 	 * first.  In the sanitizer presets the runtime comes before both: it
 	 * owns malloc (jemalloc is loaded and stacked, but cannot serve it).
 	 */
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s %s", REL_SANITIZER_RUNTIME,
-		 jemalloc_first ? JEMALLOC : rel_lib_path(),
-		 jemalloc_first ? rel_lib_path() : JEMALLOC);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s %s %s", rto_sanitizer_runtime(),
+		 jemalloc_first ? JEMALLOC : rto_lib_path(),
+		 jemalloc_first ? rto_lib_path() : JEMALLOC);
 	char *env[] = {envdir, pre, NULL};
-	cr_assert_eq(rel_run_scenario("malloc_stack", env, &p), 0);
+	cr_assert_eq(run_scenario("malloc_stack", env, &p), 0);
 	expect_exit0(&p, jemalloc_first ? "jemalloc first" : "rtoffload first");
-	cr_expect_eq(rel_kv(p.out, "jemalloc_loaded", -1), 1, "jemalloc is not loaded");
-	if (REL_SANITIZER_RUNTIME[0])
-		cr_expect_eq(rel_kv(p.out, "sanitizer_malloc", -1), 1,
-			     "malloc is not the sanitizer's");
+	cr_expect_eq(kv(p.out, "jemalloc_loaded", -1), 1, "jemalloc is not loaded");
+	if (rto_sanitizer_runtime()[0])
+		cr_expect_eq(kv(p.out, "sanitizer_malloc", -1), 1, "malloc is not the sanitizer's");
 	else
-		cr_expect_eq(rel_kv(p.out, "jemalloc", -1), 1, "malloc is not jemalloc's");
-	cr_expect_eq(rel_kv(p.out, "failures", -1), 0, "calls failed with jemalloc");
-	cr_expect_geq(rel_kv(p.out, "offloaded", -1), 4 * 300 * 6, "the calls were not offloaded");
-	rel_rmtree(dir);
+		cr_expect_eq(kv(p.out, "jemalloc", -1), 1, "malloc is not jemalloc's");
+	cr_expect_eq(kv(p.out, "failures", -1), 0, "calls failed with jemalloc");
+	cr_expect_geq(kv(p.out, "offloaded", -1), 4 * 300 * 6, "the calls were not offloaded");
+	tmp_remove(dir);
 }
 
-Test(interpose, stacked_with_jemalloc_preloaded_first, .timeout = REL_TIMEOUT)
+Test(interpose, stacked_with_jemalloc_preloaded_first, .timeout = TEST_TIMEOUT)
 {
 	jemalloc_case(1);
 }
 
-Test(interpose, stacked_with_jemalloc_preloaded_second, .timeout = REL_TIMEOUT)
+Test(interpose, stacked_with_jemalloc_preloaded_second, .timeout = TEST_TIMEOUT)
 {
 	jemalloc_case(0);
 }
@@ -296,7 +294,7 @@ static void opens_job(void *arg)
 
 	for (int i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "%s%d", o->tag, i);
-		rel_path(p[i], o->dir, name);
+		path_join(p[i], o->dir, name);
 	}
 	int dfd = open(o->dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	one_open(o, 0, open(p[0], O_CREAT | O_WRONLY | O_CLOEXEC, 0640));
@@ -313,7 +311,7 @@ static void opens_job(void *arg)
 	close(dfd);
 }
 
-Test(interpose, open_flags_and_created_modes_are_a_direct_calls, .timeout = REL_TIMEOUT)
+Test(interpose, open_flags_and_created_modes_are_a_direct_calls, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX];
 	struct opens d = {.tag = "d"}, m = {.tag = "m"};
@@ -330,12 +328,12 @@ Test(interpose, open_flags_and_created_modes_are_a_direct_calls, .timeout = REL_
 					      0};
 	struct rt_offload_stats s0, s1;
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	umask(022);
 	d.dir = m.dir = dir;
-	cr_assert_eq(rel_thread_run(opens_job, &d, 0, 0), 0);
+	cr_assert_eq(thread_run(opens_job, &d, 0, 0), 0);
 	rt_offload_get_stats(&s0);
-	cr_assert_eq(rel_thread_run(opens_job, &m, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(opens_job, &m, TH_MARK | TH_PIN_RT, 0), 0);
 	rt_offload_get_stats(&s1);
 	cr_expect_geq(s1.offloaded - s0.offloaded, NOPENS, "the opens were not offloaded");
 	for (int i = 0; i < NOPENS; i++) {
@@ -349,7 +347,7 @@ Test(interpose, open_flags_and_created_modes_are_a_direct_calls, .timeout = REL_
 	}
 	cr_expect_eq(m.err[5], EEXIST);
 	cr_expect_eq(m.err[8], ENOTDIR);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- dlopen() instead of LD_PRELOAD ---------------------------------------------------- */
@@ -357,42 +355,42 @@ Test(interpose, open_flags_and_created_modes_are_a_direct_calls, .timeout = REL_
 static void dlopen_case(int global)
 {
 	char dir[PATH_MAX], out[PATH_MAX];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_tmpdir(dir);
-	rel_path(out, dir, "out");
-	char *argv[] = {REL_DLOPEN, (char *)rel_lib_path(), out, NULL};
+	tmp_make(dir);
+	path_join(out, dir, "out");
+	char *argv[] = {DLOPEN_PROG, (char *)rto_lib_path(), out, NULL};
 	char *env[] = {"RTOFFLOAD_OPTIONS=fd_local=none", "LD_PRELOAD",
-		       global ? "REL_DLOPEN_GLOBAL=1" : "REL_DLOPEN_GLOBAL", NULL};
-	cr_assert_eq(rel_run(argv, env, &p), 0);
+		       global ? "SC_DLOPEN_GLOBAL=1" : "SC_DLOPEN_GLOBAL", NULL};
+	cr_assert_eq(run_proc(argv, env, &p), 0);
 	expect_exit0(&p, "dlopen");
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	/*
 	 * A sanitizer's runtime takes the static TLS that dlopen() of an
 	 * initial-exec library needs: there a clean failure is what we check.
 	 */
-	if (rel_kv(p.out, "dlopen", -1) == 0) {
-		rel_rmtree(dir);
+	if (kv(p.out, "dlopen", -1) == 0) {
+		tmp_remove(dir);
 		cr_skip_test("under a sanitizer dlopen() of the library failed cleanly: %s", p.out);
 	}
 #endif
-	cr_assert_eq(rel_kv(p.out, "dlopen", -1), 1, "dlopen of the library failed: %s", p.out);
-	cr_expect_eq(rel_kv(p.out, "dlsym", -1), 1);
-	cr_expect_eq(rel_kv(p.out, "mark_rc", -1), 0, "marking after dlopen failed");
-	cr_expect_eq(rel_kv(p.out, "program_wrote", -1), 8);
-	cr_expect_eq(rel_kv(p.out, "library_wrote", -1), 8);
-	cr_expect_eq(rel_kv(p.out, "program_offloaded", -1), 0,
+	cr_assert_eq(kv(p.out, "dlopen", -1), 1, "dlopen of the library failed: %s", p.out);
+	cr_expect_eq(kv(p.out, "dlsym", -1), 1);
+	cr_expect_eq(kv(p.out, "mark_rc", -1), 0, "marking after dlopen failed");
+	cr_expect_eq(kv(p.out, "program_wrote", -1), 8);
+	cr_expect_eq(kv(p.out, "library_wrote", -1), 8);
+	cr_expect_eq(kv(p.out, "program_offloaded", -1), 0,
 		     "the program's own write() was intercepted after dlopen");
-	cr_expect_geq(rel_kv(p.out, "library_offloaded", -1), 1,
+	cr_expect_geq(kv(p.out, "library_offloaded", -1), 1,
 		      "the library's write() (from dlsym) was not offloaded");
-	cr_expect_eq(rel_kv(p.out, "dlclose", -1), 0);
-	char *s = rel_slurp(out, NULL);
+	cr_expect_eq(kv(p.out, "dlclose", -1), 0);
+	char *s = slurp(out, NULL);
 	cr_expect_str_eq(s ? s : "", "program\nlibrary\n");
 	free(s);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(interpose, dlopen_instead_of_preload_works_but_intercepts_nothing, .timeout = REL_TIMEOUT)
+Test(interpose, dlopen_instead_of_preload_works_but_intercepts_nothing, .timeout = TEST_TIMEOUT)
 {
 	dlopen_case(0);
 	dlopen_case(1);
@@ -439,7 +437,7 @@ struct victim {
 	int own_filter; /* install a filter on this thread only, first */
 	int filter_rc;
 	int warm_up; /* one offloaded call first: the helpers are running */
-	struct rel_flag ready, go;
+	struct flag ready, go;
 	int ret, err;
 };
 
@@ -452,24 +450,24 @@ static void victim_job(void *arg)
 		stat(v->path, &st);
 	if (v->own_filter)
 		v->filter_rc = install_filter(unlink_nrs, 2, DENY, ALLOW, 0);
-	rel_flag_set(&v->ready);
-	rel_flag_wait(&v->go);
+	flag_set(&v->ready);
+	flag_wait(&v->go);
 	v->ret = unlink(v->path);
 	v->err = errno;
 }
 
-/* REL_WHEN: before (TSYNC, before any mark), after (TSYNC, helpers running), thread. */
-REL_SCENARIO(seccomp_deny_unlink)
+/* SC_WHEN: before (TSYNC, before any mark), after (TSYNC, helpers running), thread. */
+SCENARIO(seccomp_deny_unlink)
 {
-	const char *when = getenv("REL_WHEN"), *dir = getenv("REL_DIR");
+	const char *when = getenv("SC_WHEN"), *dir = getenv("SC_DIR");
 	char path[PATH_MAX];
 	struct victim v = {.path = path};
-	struct rel_thread t;
-	int flags = getenv("REL_UNMARKED") ? 0 : REL_MARK | REL_PIN_RT;
+	struct test_thread t;
+	int flags = getenv("SC_UNMARKED") ? 0 : TH_MARK | TH_PIN_RT;
 
 	if (!when || !dir)
 		return 100;
-	rel_path(path, dir, "victim");
+	path_join(path, dir, "victim");
 	if (close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) != 0)
 		return 101;
 	if (!strcmp(when, "before") &&
@@ -477,55 +475,54 @@ REL_SCENARIO(seccomp_deny_unlink)
 		return 102;
 	v.warm_up = strcmp(when, "before") != 0;
 	v.own_filter = !strcmp(when, "thread");
-	if (rel_thread_start(&t, victim_job, &v, flags, 0) != 0 ||
-	    !rel_flag_wait_s(&v.ready, REL_WAIT_S))
+	if (thread_start(&t, victim_job, &v, flags, 0) != 0 || !flag_wait_s(&v.ready, WAIT_S))
 		return 103;
 	if (!strcmp(when, "after") &&
 	    install_filter(unlink_nrs, 2, DENY, ALLOW, SECCOMP_FILTER_FLAG_TSYNC) != 0)
 		return 104;
-	rel_flag_set(&v.go);
-	rel_thread_join(&t);
-	rel_say("filter_rc=%d\nunlink_ret=%d\nunlink_errno=%d\nstill_there=%d", v.filter_rc, v.ret,
-		v.err, access(path, F_OK) == 0);
+	flag_set(&v.go);
+	thread_join(&t);
+	say("filter_rc=%d\nunlink_ret=%d\nunlink_errno=%d\nstill_there=%d", v.filter_rc, v.ret,
+	    v.err, access(path, F_OK) == 0);
 	return 0;
 }
 
 static void seccomp_deny_case(const char *when, int marked)
 {
 	char dir[PATH_MAX], envdir[PATH_MAX + 8], envwhen[64], what[96];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_tmpdir(dir);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
-	snprintf(envwhen, sizeof(envwhen), "REL_WHEN=%s", when);
+	tmp_make(dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
+	snprintf(envwhen, sizeof(envwhen), "SC_WHEN=%s", when);
 	snprintf(what, sizeof(what), "filter %s, %s", when, marked ? "marked" : "unmarked");
-	char *env[] = {envdir, envwhen, marked ? "REL_MARKED" : "REL_UNMARKED=1", NULL};
-	cr_assert_eq(rel_run_scenario("seccomp_deny_unlink", env, &p), 0);
+	char *env[] = {envdir, envwhen, marked ? "SC_MARKED" : "SC_UNMARKED=1", NULL};
+	cr_assert_eq(run_scenario("seccomp_deny_unlink", env, &p), 0);
 	expect_exit0(&p, what);
-	cr_expect_eq(rel_kv(p.out, "filter_rc", -1), 0, "%s: the filter was refused", what);
-	cr_expect_eq(rel_kv(p.out, "unlink_ret", 0), -1,
+	cr_expect_eq(kv(p.out, "filter_rc", -1), 0, "%s: the filter was refused", what);
+	cr_expect_eq(kv(p.out, "unlink_ret", 0), -1,
 		     "%s: the denied unlink() succeeded: the filter was bypassed", what);
-	cr_expect_eq(rel_kv(p.out, "unlink_errno", 0), EPERM, "%s: errno %ld", what,
-		     rel_kv(p.out, "unlink_errno", 0));
-	cr_expect_eq(rel_kv(p.out, "still_there", 0), 1, "%s: the file was removed", what);
-	rel_rmtree(dir);
+	cr_expect_eq(kv(p.out, "unlink_errno", 0), EPERM, "%s: errno %ld", what,
+		     kv(p.out, "unlink_errno", 0));
+	cr_expect_eq(kv(p.out, "still_there", 0), 1, "%s: the file was removed", what);
+	tmp_remove(dir);
 }
 
 Test(interpose, seccomp_tsync_filter_before_marking_holds_for_offloaded_calls,
-     .timeout = REL_TIMEOUT)
+     .timeout = TEST_TIMEOUT)
 {
 	seccomp_deny_case("before", 0);
 	seccomp_deny_case("before", 1);
 }
 
 Test(interpose, seccomp_tsync_filter_after_helpers_started_holds_for_offloaded_calls,
-     .timeout = REL_TIMEOUT)
+     .timeout = TEST_TIMEOUT)
 {
 	seccomp_deny_case("after", 0);
 	seccomp_deny_case("after", 1);
 }
 
-Test(interpose, seccomp_filter_of_one_thread_holds_for_its_offloaded_calls, .timeout = REL_TIMEOUT)
+Test(interpose, seccomp_filter_of_one_thread_holds_for_its_offloaded_calls, .timeout = TEST_TIMEOUT)
 {
 	seccomp_deny_case("thread", 0);
 	seccomp_deny_case("thread", 1);
@@ -616,45 +613,44 @@ static void plain_io_job(void *arg)
 		 stat(io->path, &st) == 0;
 }
 
-/* REL_WHEN: before (the filter before any mark) or after (helpers running). */
-REL_SCENARIO(seccomp_allowlist)
+/* SC_WHEN: before (the filter before any mark) or after (helpers running). */
+SCENARIO(seccomp_allowlist)
 {
-	const char *when = getenv("REL_WHEN"), *dir = getenv("REL_DIR");
+	const char *when = getenv("SC_WHEN"), *dir = getenv("SC_DIR");
 	char path[PATH_MAX];
 	struct plain_io io = {.path = path};
 	int n = (int)(sizeof(used_nrs) / sizeof(used_nrs[0]));
 
 	if (!when || !dir)
 		return 100;
-	rel_path(path, dir, "io");
-	if (!strcmp(when, "after") && rel_thread_run(plain_io_job, &io, REL_MARK, 0) != 0)
+	path_join(path, dir, "io");
+	if (!strcmp(when, "after") && thread_run(plain_io_job, &io, TH_MARK, 0) != 0)
 		return 101;
 	if (install_filter(used_nrs, n, ALLOW, DENY, SECCOMP_FILTER_FLAG_TSYNC) != 0)
 		return 102;
 	struct rt_offload_stats before, after;
 	rt_offload_get_stats(&before);
-	int marked = rel_thread_run(plain_io_job, &io, REL_MARK | REL_PIN_RT, 0) == 0;
+	int marked = thread_run(plain_io_job, &io, TH_MARK | TH_PIN_RT, 0) == 0;
 	rt_offload_get_stats(&after);
 	if (!marked) /* marking may fail cleanly: then the program goes on unmarked */
-		rel_thread_run(plain_io_job, &io, 0, 0);
-	rel_say("marked=%d\nio_ok=%d\nrouted=%llu", marked, io.ok,
-		(unsigned long long)(after.offloaded - before.offloaded + after.local -
-				     before.local));
+		thread_run(plain_io_job, &io, 0, 0);
+	say("marked=%d\nio_ok=%d\nrouted=%llu", marked, io.ok,
+	    (unsigned long long)(after.offloaded - before.offloaded + after.local - before.local));
 	return 0;
 }
 
 static void allowlist_case(const char *when)
 {
 	char dir[PATH_MAX], envdir[PATH_MAX + 8], envwhen[64];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_tmpdir(dir);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
-	snprintf(envwhen, sizeof(envwhen), "REL_WHEN=%s", when);
+	tmp_make(dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
+	snprintf(envwhen, sizeof(envwhen), "SC_WHEN=%s", when);
 	char *env[] = {envdir, envwhen, NULL};
-	cr_assert_eq(rel_run_scenario("seccomp_allowlist", env, &p), 0);
+	cr_assert_eq(run_scenario("seccomp_allowlist", env, &p), 0);
 	expect_exit0(&p, when);
-	cr_expect_eq(rel_kv(p.out, "io_ok", -1), 1, "filter %s: the calls failed", when);
+	cr_expect_eq(kv(p.out, "io_ok", -1), 1, "filter %s: the calls failed", when);
 	/*
 	 * With the helpers already running (after), marking must work and the
 	 * calls must go through the marked path: offloaded, or run locally
@@ -664,16 +660,16 @@ static void allowlist_case(const char *when)
 	 * filter may refuse the helpers' creation, and then marking fails
 	 * cleanly and the calls run unmarked (io_ok above).
 	 */
-	int marked = rel_kv(p.out, "marked", 0);
+	int marked = kv(p.out, "marked", 0);
 	if (!strcmp(when, "after"))
 		cr_expect_eq(marked, 1, "marking failed with the helpers already running");
 	if (marked)
-		cr_expect_geq(rel_kv(p.out, "routed", 0), 7, "filter %s: not routed", when);
+		cr_expect_geq(kv(p.out, "routed", 0), 7, "filter %s: not routed", when);
 	cr_log_info("allow-list filter %s: marking %s", when, marked ? "worked" : "failed cleanly");
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(interpose, seccomp_allowlist_of_the_programs_own_calls, .timeout = REL_TIMEOUT)
+Test(interpose, seccomp_allowlist_of_the_programs_own_calls, .timeout = TEST_TIMEOUT)
 {
 	allowlist_case("before");
 	allowlist_case("after");

@@ -33,7 +33,7 @@
  *
  * These need other options than this file's, so they run as scenarios.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -56,7 +56,7 @@
 struct hogs {
 	_Atomic uint64_t cfs[CFS_HOGS]; /* progress of the SCHED_OTHER hogs */
 	uint64_t baseline;		/* their sum once the FIFO hog had CPU 0 */
-	struct rel_flag fifo_running;
+	struct flag fifo_running;
 	_Atomic int released;
 };
 
@@ -87,7 +87,7 @@ static void fifo_hog_job(void *arg)
 
 	/* Running on CPU 0 at FIFO 50: no SCHED_OTHER task runs there now. */
 	h->baseline = cfs_progress(h);
-	rel_flag_set(&h->fifo_running);
+	flag_set(&h->fifo_running);
 	while (!atomic_load(&h->released))
 		;
 }
@@ -97,7 +97,7 @@ static void fifo_hog_job(void *arg)
 struct caller {
 	int stat_fd; /* the helper's /proc/thread-self/stat, opened by an offloaded call */
 	int warm_up; /* open it itself (else an earlier thread did) */
-	struct rel_flag ready, go, done;
+	struct flag ready, go, done;
 	ssize_t n;
 	char stat[1024];
 	int released_at_return; /* event order: the hogs' release vs the call's return */
@@ -116,12 +116,12 @@ static void caller_job(void *arg)
 
 	if (c->warm_up)
 		open_helper_stat(&c->stat_fd);
-	rel_flag_set(&c->ready);
-	rel_flag_wait(&c->go);
+	flag_set(&c->ready);
+	flag_wait(&c->go);
 	c->n = pread(c->stat_fd, c->stat, sizeof(c->stat) - 1, 0); /* read by the helper */
 	c->released_at_return = atomic_load(&hogs.released);
 	c->cfs_at_return = cfs_progress(&hogs);
-	rel_flag_set(&c->done);
+	flag_set(&c->done);
 }
 
 static void open_stat_job(void *arg)
@@ -133,25 +133,25 @@ static pid_t the_helper(void)
 {
 	pid_t h[64];
 
-	return rel_helper_tids(h, 64) == 1 ? h[0] : 0;
+	return helper_tids(h, 64) == 1 ? h[0] : 0;
 }
 
-static void start_hogs(struct rel_thread *t)
+static void start_hogs(struct test_thread *t)
 {
 	for (int i = 0; i < CFS_HOGS; i++)
-		rel_thread_start(&t[i], cfs_hog_job, &hogs, REL_PIN_HK | REL_OTHER, 0);
-	rel_thread_start(&t[CFS_HOGS], fifo_hog_job, &hogs, REL_PIN_HK, HOG_PRIO);
+		thread_start(&t[i], cfs_hog_job, &hogs, TH_PIN_HK | TH_OTHER, 0);
+	thread_start(&t[CFS_HOGS], fifo_hog_job, &hogs, TH_PIN_HK, HOG_PRIO);
 }
 
 /* helper_priority=none: release once the helper is woken and starved. */
 static void release_when_starved(struct caller *c, pid_t helper)
 {
-	for (int i = 0; i < 20000 && !rel_flag_is_set(&c->done); i++) {
+	for (int i = 0; i < 20000 && !flag_is_set(&c->done); i++) {
 		char state;
 		int policy, prio;
-		if (rel_task_sched(helper, &state, &policy, &prio) == 0 && state == 'R' &&
+		if (task_sched(helper, &state, &policy, &prio) == 0 && state == 'R' &&
 		    cfs_progress(&hogs) == hogs.baseline) {
-			rel_say("starved_seen=1");
+			say("starved_seen=1");
 			return;
 		}
 		struct timespec ms = {0, 1000000};
@@ -167,11 +167,11 @@ static void release_when_starved(struct caller *c, pid_t helper)
  */
 static void wait_asleep_at_fifo(pid_t helper)
 {
-	for (int i = 0; i < (int)(REL_WAIT_S * 1000); i++) {
+	for (int i = 0; i < (int)(WAIT_S * 1000); i++) {
 		char state;
 		int policy = -1, prio = -1;
-		if (rel_task_sched(helper, &state, &policy, &prio) == 0 && policy == SCHED_FIFO &&
-		    rel_wait_in_syscall(helper, SYS_futex, -1))
+		if (task_sched(helper, &state, &policy, &prio) == 0 && policy == SCHED_FIFO &&
+		    wait_task_in_syscall(helper, SYS_futex, -1))
 			return;
 		struct timespec ms = {0, 1000000};
 		nanosleep(&ms, NULL);
@@ -183,25 +183,24 @@ static void wait_asleep_at_fifo(pid_t helper)
  * or 0.  late and none: a SCHED_OTHER marked thread starts the helper and
  * uses it first, and the helper is asleep before the caller is marked.
  */
-static pid_t prepare(const char *variant, struct caller *c, struct rel_thread *tc)
+static pid_t prepare(const char *variant, struct caller *c, struct test_thread *tc)
 {
 	int early = strcmp(variant, "inherit") != 0;
 	pid_t helper;
 
 	if (early) {
-		if (rel_thread_run(open_stat_job, &c->stat_fd, REL_MARK | REL_PIN_RT | REL_OTHER,
-				   0) != 0)
+		if (thread_run(open_stat_job, &c->stat_fd, TH_MARK | TH_PIN_RT | TH_OTHER, 0) != 0)
 			return 0;
 		helper = the_helper();
-		if (!helper || !rel_wait_in_syscall(helper, SYS_futex, -1))
+		if (!helper || !wait_task_in_syscall(helper, SYS_futex, -1))
 			return 0;
 	}
 	c->warm_up = !early;
-	if (rel_thread_start(tc, caller_job, c, REL_MARK | REL_PIN_RT, CALLER_PRIO) != 0 ||
-	    !rel_flag_wait_s(&c->ready, REL_WAIT_S) || c->stat_fd < 0)
+	if (thread_start(tc, caller_job, c, TH_MARK | TH_PIN_RT, CALLER_PRIO) != 0 ||
+	    !flag_wait_s(&c->ready, WAIT_S) || c->stat_fd < 0)
 		return 0;
 	helper = the_helper();
-	if (!helper || !rel_wait_in_syscall(helper, SYS_futex, -1))
+	if (!helper || !wait_task_in_syscall(helper, SYS_futex, -1))
 		return 0;
 	if (strcmp(variant, "none") != 0)
 		wait_asleep_at_fifo(helper);
@@ -211,85 +210,85 @@ static pid_t prepare(const char *variant, struct caller *c, struct rel_thread *t
 /* Saturate CPU 0, let the caller go, release the hogs as the variant says. */
 static int saturate_and_call(const char *variant, struct caller *c, pid_t helper)
 {
-	struct rel_thread th[CFS_HOGS + 1];
+	struct test_thread th[CFS_HOGS + 1];
 
 	start_hogs(th);
-	if (!rel_flag_wait_s(&hogs.fifo_running, REL_WAIT_S))
+	if (!flag_wait_s(&hogs.fifo_running, WAIT_S))
 		return -1;
-	rel_flag_set(&c->go);
+	flag_set(&c->go);
 	if (strcmp(variant, "none") == 0)
 		release_when_starved(c, helper);
 	else
-		rel_flag_wait_s(&c->done, REL_WAIT_S); /* the watchdog: then release anyway */
+		flag_wait_s(&c->done, WAIT_S); /* the watchdog: then release anyway */
 	atomic_store(&hogs.released, 1);
-	rel_say("done_at_release=%d", rel_flag_is_set(&c->done));
-	rel_flag_wait_s(&c->done, REL_WAIT_S);
+	say("done_at_release=%d", flag_is_set(&c->done));
+	flag_wait_s(&c->done, WAIT_S);
 	for (int i = 0; i <= CFS_HOGS; i++)
-		rel_thread_join(&th[i]);
+		thread_join(&th[i]);
 	return 0;
 }
 
 /*
- * REL_VARIANT: inherit, none or late.  Reports the helper's policy while
+ * SC_VARIANT: inherit, none or late.  Reports the helper's policy while
  * idle and during the call, and the event order.  The scenario's own
  * thread stays SCHED_OTHER: a SCHED_FIFO change of any thread raises the
  * helpers' idle priority (the ceiling), which would hide the late case.
  */
-REL_SCENARIO(saturated)
+SCENARIO(saturated)
 {
-	const char *variant = getenv("REL_VARIANT");
+	const char *variant = getenv("SC_VARIANT");
 	struct caller c = {.stat_fd = -1};
-	struct rel_thread tc;
+	struct test_thread tc;
 	char state;
 	int policy = -1, prio = -1;
 
-	if (!variant || rel_pin(REL_RT_CPU) != 0)
+	if (!variant || pin_cpu(RT_CPU) != 0)
 		return 100;
 	pid_t helper = prepare(variant, &c, &tc);
 	if (!helper)
 		return 101;
-	rel_task_sched(helper, &state, &policy, &prio);
-	rel_say("idle_policy=%d\nidle_prio=%d", policy, prio);
+	task_sched(helper, &state, &policy, &prio);
+	say("idle_policy=%d\nidle_prio=%d", policy, prio);
 	if (saturate_and_call(variant, &c, helper) != 0)
 		return 102;
-	rel_thread_join(&tc);
+	thread_join(&tc);
 	c.stat[c.n > 0 ? c.n : 0] = '\0';
-	if (c.n <= 0 || rel_parse_stat(c.stat, &state, &policy, &prio) != 0)
+	if (c.n <= 0 || parse_stat(c.stat, &state, &policy, &prio) != 0)
 		return 103;
-	rel_say("call_policy=%d\ncall_prio=%d", policy, prio);
-	rel_say("released_at_return=%d", c.released_at_return);
-	rel_say("cfs_moved_before_return=%d", c.cfs_at_return != hogs.baseline);
+	say("call_policy=%d\ncall_prio=%d", policy, prio);
+	say("released_at_return=%d", c.released_at_return);
+	say("cfs_moved_before_return=%d", c.cfs_at_return != hogs.baseline);
 	return 0;
 }
 
-static void run_saturated(const char *variant, const char *prio_mode, struct rel_proc *p)
+static void run_saturated(const char *variant, const char *prio_mode, struct proc *p)
 {
 	char opts[256], var[64], st[64];
 
 	snprintf(opts, sizeof(opts),
 		 "RTOFFLOAD_OPTIONS=helper_priority=%s:helper_cpus=%d:workers=1:fd_local=none",
-		 prio_mode, REL_HK_CPU);
-	snprintf(var, sizeof(var), "REL_VARIANT=%s", variant);
+		 prio_mode, HK_CPU);
+	snprintf(var, sizeof(var), "SC_VARIANT=%s", variant);
 	char *env[] = {opts, var, NULL};
-	cr_assert_eq(rel_run_scenario("saturated", env, p), 0);
+	cr_assert_eq(run_scenario("saturated", env, p), 0);
 	cr_assert(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0, "scenario: %s; %s",
-		  rel_status_str(p->status, st, sizeof(st)), p->err);
+		  status_str(p->status, st, sizeof(st)), p->err);
 }
 
-static void expect_served_at_priority(const struct rel_proc *p, const char *how)
+static void expect_served_at_priority(const struct proc *p, const char *how)
 {
-	cr_expect_eq(rel_kv(p->out, "idle_policy", -1), SCHED_FIFO,
+	cr_expect_eq(kv(p->out, "idle_policy", -1), SCHED_FIFO,
 		     "%s: the idle helper waits at policy %ld, not SCHED_FIFO", how,
-		     rel_kv(p->out, "idle_policy", -1));
-	cr_expect_geq(rel_kv(p->out, "idle_prio", -1), CALLER_PRIO,
+		     kv(p->out, "idle_policy", -1));
+	cr_expect_geq(kv(p->out, "idle_prio", -1), CALLER_PRIO,
 		      "%s: the idle helper waits at priority %ld", how,
-		      rel_kv(p->out, "idle_prio", -1));
-	cr_expect_eq(rel_kv(p->out, "call_policy", -1), SCHED_FIFO);
-	cr_expect_eq(rel_kv(p->out, "call_prio", -1), CALLER_PRIO,
-		     "%s: the call ran at priority %ld", how, rel_kv(p->out, "call_prio", -1));
-	cr_expect_eq(rel_kv(p->out, "released_at_return", -1), 0,
+		      kv(p->out, "idle_prio", -1));
+	cr_expect_eq(kv(p->out, "call_policy", -1), SCHED_FIFO);
+	cr_expect_eq(kv(p->out, "call_prio", -1), CALLER_PRIO, "%s: the call ran at priority %ld",
+		     how, kv(p->out, "call_prio", -1));
+	cr_expect_eq(kv(p->out, "released_at_return", -1), 0,
 		     "%s: the call returned only after the hogs were released", how);
-	cr_expect_eq(rel_kv(p->out, "cfs_moved_before_return", -1), 0,
+	cr_expect_eq(kv(p->out, "cfs_moved_before_return", -1), 0,
 		     "%s: SCHED_OTHER work ran on the helper CPU before the call returned "
 		     "(served by RT throttling / the fair server, not by priority)",
 		     how);
@@ -310,9 +309,9 @@ static void expect_served_at_priority(const struct rel_proc *p, const char *how)
 #define SATURATED_SCENARIO_RUNS() (void)0
 #endif
 
-Test(priority, inherit_serves_a_fifo_caller_on_a_saturated_helper_cpu, .timeout = REL_TIMEOUT)
+Test(priority, inherit_serves_a_fifo_caller_on_a_saturated_helper_cpu, .timeout = TEST_TIMEOUT)
 {
-	struct rel_proc p;
+	struct proc p;
 
 	SATURATED_SCENARIO_RUNS();
 
@@ -320,25 +319,25 @@ Test(priority, inherit_serves_a_fifo_caller_on_a_saturated_helper_cpu, .timeout 
 	expect_served_at_priority(&p, "inherit");
 }
 
-Test(priority, none_waits_behind_the_hogs, .timeout = REL_TIMEOUT)
+Test(priority, none_waits_behind_the_hogs, .timeout = TEST_TIMEOUT)
 {
-	struct rel_proc p;
+	struct proc p;
 
 	SATURATED_SCENARIO_RUNS();
 
 	run_saturated("none", "none", &p);
-	cr_expect_eq(rel_kv(p.out, "call_policy", -1), SCHED_OTHER);
-	cr_expect_eq(rel_kv(p.out, "starved_seen", 0), 1,
+	cr_expect_eq(kv(p.out, "call_policy", -1), SCHED_OTHER);
+	cr_expect_eq(kv(p.out, "starved_seen", 0), 1,
 		     "the helper was never seen woken and starved");
-	cr_expect_eq(rel_kv(p.out, "done_at_release", -1), 0,
+	cr_expect_eq(kv(p.out, "done_at_release", -1), 0,
 		     "the call completed while the hogs ran, without priority inheritance");
-	cr_expect_eq(rel_kv(p.out, "released_at_return", -1), 1);
+	cr_expect_eq(kv(p.out, "released_at_return", -1), 1);
 }
 
 Test(priority, inherit_serves_a_fifo_caller_when_the_helper_slept_before_it_was_marked,
-     .timeout = REL_TIMEOUT)
+     .timeout = TEST_TIMEOUT)
 {
-	struct rel_proc p;
+	struct proc p;
 
 	SATURATED_SCENARIO_RUNS();
 
@@ -357,37 +356,37 @@ static void stat_twice_job(void *arg)
 }
 
 /* A SCHED_FIFO 80 thread starts the helper; the helper reads its own policy. */
-REL_SCENARIO(helper_policy)
+SCENARIO(helper_policy)
 {
 	struct caller c = {.stat_fd = -1};
 	char state;
 	int policy, prio;
 
-	if (rel_thread_run(stat_twice_job, &c, REL_MARK | REL_PIN_RT, CALLER_PRIO) != 0 || c.n <= 0)
+	if (thread_run(stat_twice_job, &c, TH_MARK | TH_PIN_RT, CALLER_PRIO) != 0 || c.n <= 0)
 		return 100;
 	c.stat[c.n] = '\0';
-	if (rel_parse_stat(c.stat, &state, &policy, &prio) != 0)
+	if (parse_stat(c.stat, &state, &policy, &prio) != 0)
 		return 101;
-	rel_say("call_policy=%d\ncall_prio=%d", policy, prio);
+	say("call_policy=%d\ncall_prio=%d", policy, prio);
 	return 0;
 }
 
 static void helper_policy(const char *prio_mode, long *policy, long *prio)
 {
 	char opts[256], st[64];
-	struct rel_proc p;
+	struct proc p;
 
 	snprintf(opts, sizeof(opts), "RTOFFLOAD_OPTIONS=helper_priority=%s:workers=1", prio_mode);
 	char *env[] = {opts, NULL};
-	cr_assert_eq(rel_run_scenario("helper_policy", env, &p), 0);
+	cr_assert_eq(run_scenario("helper_policy", env, &p), 0);
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "scenario: %s; %s",
-		  rel_status_str(p.status, st, sizeof(st)), p.err);
-	*policy = rel_kv(p.out, "call_policy", -1);
-	*prio = rel_kv(p.out, "call_prio", -1);
+		  status_str(p.status, st, sizeof(st)), p.err);
+	*policy = kv(p.out, "call_policy", -1);
+	*prio = kv(p.out, "call_prio", -1);
 }
 
 Test(priority, helper_priority_none_and_fixed_ignore_the_starting_threads_policy,
-     .timeout = REL_TIMEOUT)
+     .timeout = TEST_TIMEOUT)
 {
 	long policy, prio;
 
@@ -419,7 +418,7 @@ static void queued_job(void *arg)
 	char text[8];
 	int n = snprintf(text, sizeof(text), "%d\n", q->prio);
 
-	atomic_store(&q->tid, rel_tid());
+	atomic_store(&q->tid, tid_self());
 	q->ret = write(q->fd, text, (size_t)n); /* O_APPEND: the file is the order */
 }
 
@@ -428,7 +427,7 @@ static int wait_queued(pid_t tid)
 {
 	for (int i = 0; i < 20000; i++) {
 		long nr, a0, a1;
-		if (rel_task_syscall(tid, &nr, &a0, &a1) == 0 && nr == SYS_futex &&
+		if (task_syscall(tid, &nr, &a0, &a1) == 0 && nr == SYS_futex &&
 		    (a1 & FUTEX_CMD_MASK) == FUTEX_WAIT)
 			return 1;
 		struct timespec ms = {0, 1000000};
@@ -449,30 +448,30 @@ static void blocker_job(void *arg)
 	b->ret = open(b->fifo, O_RDONLY | O_CLOEXEC);
 }
 
-REL_SCENARIO(order)
+SCENARIO(order)
 {
-	const char *dir = getenv("REL_DIR");
+	const char *dir = getenv("SC_DIR");
 	char fifo[PATH_MAX], path[PATH_MAX];
 	static const int prios[] = {10, 50, 90};
 	struct queued q[3];
-	struct rel_thread tq[3], tb;
+	struct test_thread tq[3], tb;
 	struct blocker b;
 
 	if (!dir)
 		return 100;
-	rel_path(fifo, dir, "fifo");
-	rel_path(path, dir, "order");
+	path_join(fifo, dir, "fifo");
+	path_join(path, dir, "order");
 	int fd = open(path, O_CREAT | O_WRONLY | O_APPEND | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || mkfifo(fifo, 0600) != 0)
 		return 101;
 	b.fifo = fifo;
-	if (rel_thread_start(&tb, blocker_job, &b, REL_MARK | REL_PIN_RT, 0) != 0 ||
-	    !rel_wait_helper_in_syscall(SYS_openat, AT_FDCWD))
+	if (thread_start(&tb, blocker_job, &b, TH_MARK | TH_PIN_RT, 0) != 0 ||
+	    !wait_helper_in_syscall(SYS_openat, AT_FDCWD))
 		return 102;
 	for (int i = 0; i < 3; i++) {
 		q[i] = (struct queued){.fd = fd, .prio = prios[i]};
-		if (rel_thread_start(&tq[i], queued_job, &q[i], REL_MARK | REL_PIN_RT, prios[i]) ||
-		    !rel_flag_wait_s(&tq[i].started, REL_WAIT_S))
+		if (thread_start(&tq[i], queued_job, &q[i], TH_MARK | TH_PIN_RT, prios[i]) ||
+		    !flag_wait_s(&tq[i].started, WAIT_S))
 			return 103;
 		while (!atomic_load(&q[i].tid))
 			sched_yield();
@@ -483,28 +482,28 @@ REL_SCENARIO(order)
 	if (w < 0)
 		return 105;
 	for (int i = 0; i < 3; i++)
-		if (rel_thread_join(&tq[i]) != 0 || q[i].ret <= 0)
+		if (thread_join(&tq[i]) != 0 || q[i].ret <= 0)
 			return 106;
-	rel_thread_join(&tb);
+	thread_join(&tb);
 	close(w);
 	close(fd);
 	return 0;
 }
 
-Test(priority, queued_requests_are_served_highest_priority_first, .timeout = REL_TIMEOUT)
+Test(priority, queued_requests_are_served_highest_priority_first, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX], envdir[PATH_MAX + 8], st[64];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_tmpdir(dir);
-	rel_path(path, dir, "order");
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
+	tmp_make(dir);
+	path_join(path, dir, "order");
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
 	char *env[] = {envdir, "RTOFFLOAD_OPTIONS=workers=1:fd_local=none", NULL};
-	cr_assert_eq(rel_run_scenario("order", env, &p), 0);
+	cr_assert_eq(run_scenario("order", env, &p), 0);
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "scenario: %s; %s",
-		  rel_status_str(p.status, st, sizeof(st)), p.err);
-	char *s = rel_slurp(path, NULL);
+		  status_str(p.status, st, sizeof(st)), p.err);
+	char *s = slurp(path, NULL);
 	cr_expect_str_eq(s ? s : "", "90\n50\n10\n", "the helper served them in another order");
 	free(s);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }

@@ -16,8 +16,8 @@
  * A child never calls criterion: it reports through its exit status (0, or
  * the number of the check that failed) or key=value lines.
  */
-#include "rel.h"
-#include "../raw_clone.h"
+#include "harness.h"
+#include "raw_clone.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -36,7 +36,7 @@ extern char **environ;
 
 static int file_is(const char *path, const char *want)
 {
-	char *s = rel_slurp(path, NULL);
+	char *s = slurp(path, NULL);
 	int same = s && strcmp(s, want) == 0;
 
 	free(s);
@@ -48,7 +48,7 @@ static int file_is(const char *path, const char *want)
 struct blocker {
 	const char *fifo;
 	int ret, err;
-	struct rel_flag done;
+	struct flag done;
 };
 
 static void blocker_job(void *arg)
@@ -57,7 +57,7 @@ static void blocker_job(void *arg)
 
 	b->ret = open(b->fifo, O_RDONLY | O_CLOEXEC);
 	b->err = errno;
-	rel_flag_set(&b->done);
+	flag_set(&b->done);
 }
 
 static void release_fifo(const char *fifo)
@@ -140,7 +140,7 @@ static int fork_child(const char *path)
 			return w.code;
 		if (s1.offloaded)
 			return 7;
-		if (rel_helper_tids(h, 64) != 0)
+		if (helper_tids(h, 64) != 0)
 			return 8;
 		return file_is(path, "forking thread\n") ? 0 : 10;
 	}
@@ -154,9 +154,9 @@ static int fork_child(const char *path)
 	rt_offload_get_stats(&s1);
 	if (s1.offloaded - s0.offloaded < 4)
 		return 7;
-	if (rel_helper_tids(h, 64) < 1)
+	if (helper_tids(h, 64) < 1)
 		return 8;
-	if (rel_thread_run(write_file_job, &w2, REL_MARK, 0) != 0 || w2.code)
+	if (thread_run(write_file_job, &w2, TH_MARK, 0) != 0 || w2.code)
 		return 9;
 	return file_is(path, "forking thread\nnew thread\n") ? 0 : 10;
 }
@@ -173,39 +173,39 @@ static void forker_job(void *arg)
 
 	if (pid == 0)
 		_exit(fork_child(f->path));
-	f->code = pid < 0 ? -1000 : rel_reap(pid);
+	f->code = pid < 0 ? -1000 : reap_code(pid);
 }
 
-Test(process, fork_from_a_marked_thread_while_another_waits_in_a_fifo_open, .timeout = REL_TIMEOUT)
+Test(process, fork_from_a_marked_thread_while_another_waits_in_a_fifo_open, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], fifo[PATH_MAX], path[PATH_MAX];
 	struct blocker b = {0};
 	struct forker f = {0};
-	struct rel_thread tb;
+	struct test_thread tb;
 
-	rel_tmpdir(dir);
-	rel_path(fifo, dir, "fifo");
-	rel_path(path, dir, "child");
+	tmp_make(dir);
+	path_join(fifo, dir, "fifo");
+	path_join(path, dir, "child");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	b.fifo = fifo;
 	f.path = path;
-	cr_assert_eq(rel_thread_start(&tb, blocker_job, &b, REL_MARK | REL_PIN_RT, 0), 0);
-	cr_assert_neq(rel_wait_helper_in_syscall(SYS_openat, AT_FDCWD), 0,
+	cr_assert_eq(thread_start(&tb, blocker_job, &b, TH_MARK | TH_PIN_RT, 0), 0);
+	cr_assert_neq(wait_helper_in_syscall(SYS_openat, AT_FDCWD), 0,
 		      "the FIFO open is not blocked on a helper");
 
-	cr_assert_eq(rel_thread_run(forker_job, &f, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(forker_job, &f, TH_MARK | TH_PIN_RT, 0), 0);
 	const char *what = f.code >= 0 && f.code <= 11 ? fork_checks[f.code] : "killed";
 	cr_expect_eq(f.code, 0, "child: %s (%d)", what, f.code);
 
 	/* The parent's blocked call is still there, and completes. */
-	cr_expect_not(rel_flag_is_set(&b.done), "the blocked open ended by itself");
+	cr_expect_not(flag_is_set(&b.done), "the blocked open ended by itself");
 	release_fifo(fifo);
-	cr_expect(rel_flag_wait_s(&b.done, REL_WAIT_S));
-	rel_thread_join(&tb);
+	cr_expect(flag_wait_s(&b.done, WAIT_S));
+	thread_join(&tb);
 	cr_expect_geq(b.ret, 0, "the parent's open: %d errno %d", b.ret, b.err);
 	if (b.ret >= 0)
 		close(b.ret);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- raw clone() ---------------------------------------------------------------- */
@@ -254,47 +254,47 @@ static void cloner_job(void *arg)
 
 	if (pid == 0)
 		syscall(SYS_exit_group, clone_child(f->path)); /* no atexit: not ours */
-	f->code = pid < 0 ? -1000 : rel_reap((pid_t)pid);
+	f->code = pid < 0 ? -1000 : reap_code((pid_t)pid);
 }
 
-Test(process, raw_clone_child_of_a_marked_thread_offloads_a_write, .timeout = REL_TIMEOUT)
+Test(process, raw_clone_child_of_a_marked_thread_offloads_a_write, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
 	struct forker f = {0};
 	struct writer after = {0};
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	/*
 	 * A raw clone copies every lock another thread holds at that moment,
 	 * held for ever in the child: the helpers, still starting when the
 	 * first mark returns, allocate (malloc's locks, a sanitizer
 	 * allocator's).  So they are started first and left to fall asleep.
 	 */
-	rel_path(path, dir, "warm");
+	path_join(path, dir, "warm");
 	after.path = path;
 	after.text = "warm\n";
-	cr_assert_eq(rel_thread_run(write_file_job, &after, REL_MARK, 0), 0);
+	cr_assert_eq(thread_run(write_file_job, &after, TH_MARK, 0), 0);
 	pid_t helpers[64];
-	int n = rel_helper_tids(helpers, 64);
+	int n = helper_tids(helpers, 64);
 	cr_assert_gt(n, 0, "no helper thread");
 	for (int i = 0; i < n; i++)
-		cr_assert(rel_wait_in_syscall(helpers[i], SYS_futex, -1),
+		cr_assert(wait_task_in_syscall(helpers[i], SYS_futex, -1),
 			  "helper %d never went to sleep", (int)helpers[i]);
-	rel_path(path, dir, "clone");
+	path_join(path, dir, "clone");
 	f.path = path;
-	cr_assert_eq(rel_thread_run(cloner_job, &f, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(cloner_job, &f, TH_MARK | TH_PIN_RT, 0), 0);
 	cr_expect_eq(f.code, 0, "clone child: check %d failed (%s)", f.code,
 		     f.code > 0 && f.code <= 10 ? fork_checks[f.code] : "killed");
 	cr_expect(file_is(path, "clone\n"), "the clone child's write did not land");
 
 	/* The parent's helpers still serve. */
-	rel_path(path, dir, "after");
+	path_join(path, dir, "after");
 	after.path = path;
 	after.text = "after\n";
-	cr_assert_eq(rel_thread_run(write_file_job, &after, REL_MARK, 0), 0);
+	cr_assert_eq(thread_run(write_file_job, &after, TH_MARK, 0), 0);
 	cr_expect_eq(after.code, 0);
 	cr_expect(file_is(path, "after\n"));
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- vfork() --------------------------------------------------------------------- */
@@ -344,22 +344,22 @@ static void vforker_job(void *arg)
 	close(v->out);
 }
 
-Test(process, vfork_child_acts_on_its_own_descriptors, .timeout = REL_TIMEOUT)
+Test(process, vfork_child_acts_on_its_own_descriptors, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], keep[PATH_MAX], out[PATH_MAX], st[32];
 	struct vforker v = {0};
 
-	rel_tmpdir(dir);
-	rel_path(keep, dir, "keep");
-	rel_path(out, dir, "out");
+	tmp_make(dir);
+	path_join(keep, dir, "keep");
+	path_join(out, dir, "out");
 	cr_assert_eq(close(open(keep, O_CREAT | O_WRONLY, 0600)), 0);
 	v.keep_path = keep;
 	v.out_path = out;
-	cr_assert_eq(rel_thread_run(vforker_job, &v, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(vforker_job, &v, TH_MARK | TH_PIN_RT, 0), 0);
 	cr_assert_geq(v.keep, 0);
 	cr_assert_geq(v.out, 0);
 	cr_expect(WIFEXITED(v.status) && WEXITSTATUS(v.status) == 0, "vfork child: %s",
-		  rel_status_str(v.status, st, sizeof(st)));
+		  status_str(v.status, st, sizeof(st)));
 	cr_expect(v.keep_open_after, "the child's close() closed the parent's descriptor");
 	cr_expect(v.out_open_after);
 	cr_expect(v.stdout_before.st_ino == v.stdout_after.st_ino &&
@@ -368,7 +368,7 @@ Test(process, vfork_child_acts_on_its_own_descriptors, .timeout = REL_TIMEOUT)
 	cr_expect(file_is(out, "from the vfork child\nparent\n"), "the child's echo went astray");
 	/* At least the write (its descriptor may be classified first, also offloaded). */
 	cr_expect_geq(v.offloaded_after, 1, "the parent is not marked after vfork");
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- posix_spawn() and the signal mask -------------------------------------------- */
@@ -423,7 +423,7 @@ static void spawn_with_mask(int marked, int after, struct spawner *s)
 	sigaddset(&usr1, SIGUSR1);
 	/* Blocked before the thread starts: it inherits the mask, then marks. */
 	pthread_sigmask(SIG_BLOCK, &usr1, &old);
-	int rc = rel_thread_run(spawner_job, s, marked ? REL_MARK | REL_PIN_RT : 0, 0);
+	int rc = thread_run(spawner_job, s, marked ? TH_MARK | TH_PIN_RT : 0, 0);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(s->rc, 0, "posix_spawnp: %d", s->rc);
@@ -432,7 +432,7 @@ static void spawn_with_mask(int marked, int after, struct spawner *s)
 
 #define BIT(sig) (1ull << ((sig)-1))
 
-Test(process, posix_spawn_child_inherits_the_callers_signal_mask, .timeout = REL_TIMEOUT)
+Test(process, posix_spawn_child_inherits_the_callers_signal_mask, .timeout = TEST_TIMEOUT)
 {
 	struct spawner d, m;
 
@@ -450,7 +450,7 @@ Test(process, posix_spawn_child_inherits_the_callers_signal_mask, .timeout = REL
 	cr_expect_eq(m.sigblk, d.sigblk, "SigBlk %llx, direct %llx", m.sigblk, d.sigblk);
 }
 
-Test(process, posix_spawn_child_sees_a_mask_changed_after_marking, .timeout = REL_TIMEOUT)
+Test(process, posix_spawn_child_sees_a_mask_changed_after_marking, .timeout = TEST_TIMEOUT)
 {
 	struct spawner d, m;
 
@@ -471,16 +471,16 @@ Test(process, posix_spawn_child_sees_a_mask_changed_after_marking, .timeout = RE
  * O_CLOEXEC, then exec a shell that prints the first, says whether the
  * second is open, and lists its own descriptors.
  */
-REL_SCENARIO(exec_fds)
+SCENARIO(exec_fds)
 {
 	char path[PATH_MAX], cmd[512];
-	const char *dir = getenv("REL_DIR");
+	const char *dir = getenv("SC_DIR");
 
 	if (!dir)
 		return 100;
-	if (getenv("REL_MARK") && rt_offload_mark_thread() != 0)
+	if (getenv("TH_MARK") && rt_offload_mark_thread() != 0)
 		return 101;
-	rel_path(path, dir, "kept");
+	path_join(path, dir, "kept");
 	int keep = open(path, O_RDONLY);
 	int cloexec = open(path, O_RDONLY | O_CLOEXEC);
 	if (keep < 0 || cloexec < 0)
@@ -493,28 +493,28 @@ REL_SCENARIO(exec_fds)
 	return 103;
 }
 
-Test(process, exec_from_a_marked_thread_keeps_descriptors_without_cloexec, .timeout = REL_TIMEOUT)
+Test(process, exec_from_a_marked_thread_keeps_descriptors_without_cloexec, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], path[PATH_MAX], envdir[PATH_MAX + 8];
-	struct rel_proc d, m;
+	struct proc d, m;
 
-	rel_tmpdir(dir);
-	rel_path(path, dir, "kept");
+	tmp_make(dir);
+	path_join(path, dir, "kept");
 	FILE *f = fopen(path, "w");
 	cr_assert(f);
 	fputs("kept content\n", f);
 	fclose(f);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
 	char *env_d[] = {envdir, NULL};
-	char *env_m[] = {envdir, "REL_MARK=1", NULL};
-	cr_assert_eq(rel_run_scenario("exec_fds", env_d, &d), 0);
-	cr_assert_eq(rel_run_scenario("exec_fds", env_m, &m), 0);
+	char *env_m[] = {envdir, "TH_MARK=1", NULL};
+	cr_assert_eq(run_scenario("exec_fds", env_d, &d), 0);
+	cr_assert_eq(run_scenario("exec_fds", env_m, &m), 0);
 	cr_expect(WIFEXITED(m.status) && WEXITSTATUS(m.status) == 0, "marked: %s", m.err);
 	cr_expect(strncmp(m.out, "kept content\n", 13) == 0,
 		  "the kept descriptor is not readable after exec: '%s'", m.out);
 	cr_expect_null(strstr(m.out, "leaked"), "an O_CLOEXEC descriptor survived exec");
 	cr_expect_str_eq(m.out, d.out, "marked and unmarked exec differ");
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- exit() while a worker is blocked ---------------------------------------------- */
@@ -523,7 +523,7 @@ Test(process, exec_from_a_marked_thread_keeps_descriptors_without_cloexec, .time
 
 struct async_writer {
 	const char *path;
-	struct rel_flag opened, go;
+	struct flag opened, go;
 };
 
 /* Open first (a synchronous call), then queue the lines once told to. */
@@ -533,48 +533,48 @@ static void async_writer_job(void *arg)
 	int fd = open(a->path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 	char line[32];
 
-	rel_flag_set(&a->opened);
-	rel_flag_wait(&a->go);
+	flag_set(&a->opened);
+	flag_wait(&a->go);
 	for (int i = 0; fd >= 0 && i < ASYNC_LINES; i++) {
 		int n = snprintf(line, sizeof(line), "line %04d\n", i);
 		if (write(fd, line, (size_t)n) != n)
-			rel_say("short_write=%d", i);
+			say("short_write=%d", i);
 	}
 	/* No close: what is queued must be written by exit. */
 }
 
 /*
- * A marked thread blocks a helper in a FIFO open; with REL_ASYNC another
+ * A marked thread blocks a helper in a FIFO open; with SC_ASYNC another
  * marked thread, which opened its file before, then queues async writes;
  * then exit(7) from the initial thread.
  */
-REL_SCENARIO(exit_while_blocked)
+SCENARIO(exit_while_blocked)
 {
-	const char *dir = getenv("REL_DIR");
+	const char *dir = getenv("SC_DIR");
 	char fifo[PATH_MAX], path[PATH_MAX];
 	struct blocker b = {0};
 	struct async_writer a = {.path = path};
-	struct rel_thread tb, ta;
-	int async = getenv("REL_ASYNC") != NULL;
+	struct test_thread tb, ta;
+	int async = getenv("SC_ASYNC") != NULL;
 
 	if (!dir)
 		return 100;
-	rel_path(fifo, dir, "fifo");
-	rel_path(path, dir, "async");
+	path_join(fifo, dir, "fifo");
+	path_join(path, dir, "async");
 	b.fifo = fifo;
-	if (async && (rel_thread_start(&ta, async_writer_job, &a, REL_MARK, 0) != 0 ||
-		      !rel_flag_wait_s(&a.opened, REL_WAIT_S)))
+	if (async && (thread_start(&ta, async_writer_job, &a, TH_MARK, 0) != 0 ||
+		      !flag_wait_s(&a.opened, WAIT_S)))
 		return 101;
-	if (rel_thread_start(&tb, blocker_job, &b, REL_MARK | REL_PIN_RT, 0) != 0)
+	if (thread_start(&tb, blocker_job, &b, TH_MARK | TH_PIN_RT, 0) != 0)
 		return 102;
-	if (!rel_wait_helper_in_syscall(SYS_openat, AT_FDCWD))
+	if (!wait_helper_in_syscall(SYS_openat, AT_FDCWD))
 		return 103;
 	if (async) {
-		rel_flag_set(&a.go);
-		if (rel_thread_join(&ta) != 0)
+		flag_set(&a.go);
+		if (thread_join(&ta) != 0)
 			return 104;
 	}
-	rel_say("exiting=1");
+	say("exiting=1");
 	exit(7);
 }
 
@@ -582,39 +582,39 @@ static void exit_case(const char *options, int async)
 {
 	char dir[PATH_MAX], fifo[PATH_MAX], path[PATH_MAX], envdir[PATH_MAX + 8], opts[256];
 	char st[64];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_tmpdir(dir);
-	rel_path(fifo, dir, "fifo");
-	rel_path(path, dir, "async");
+	tmp_make(dir);
+	path_join(fifo, dir, "fifo");
+	path_join(path, dir, "async");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
-	snprintf(envdir, sizeof(envdir), "REL_DIR=%s", dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
 	snprintf(opts, sizeof(opts), "RTOFFLOAD_OPTIONS=%s", options);
-	char *env[] = {envdir, opts, async ? "REL_ASYNC=1" : "REL_SYNC", NULL};
-	cr_assert_eq(rel_run_scenario("exit_while_blocked", env, &p), 0);
+	char *env[] = {envdir, opts, async ? "SC_ASYNC=1" : "SC_SYNC", NULL};
+	cr_assert_eq(run_scenario("exit_while_blocked", env, &p), 0);
 	cr_expect_not(p.timed_out, "%s: exit() hung", options);
 	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 7, "%s: the child %s; %s",
-		  options, rel_status_str(p.status, st, sizeof(st)), p.err);
-	cr_expect_eq(rel_kv(p.out, "exiting", 0), 1, "%s: the scenario did not get to exit",
-		     options);
+		  options, status_str(p.status, st, sizeof(st)), p.err);
+	cr_expect_eq(kv(p.out, "exiting", 0), 1, "%s: the scenario did not get to exit", options);
 	if (async) {
 		size_t len = 0;
-		char *s = rel_slurp(path, &len);
+		char *s = slurp(path, &len);
 		cr_expect_eq(len, (size_t)ASYNC_LINES * 10, "%s: %zu of %d bytes written", options,
 			     len, ASYNC_LINES * 10);
 		cr_expect(s && strncmp(s + len - 10, "line 1999\n", 10) == 0);
 		free(s);
 	}
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
-Test(process, exit_while_a_worker_is_blocked_neither_hangs_nor_crashes, .timeout = REL_TIMEOUT)
+Test(process, exit_while_a_worker_is_blocked_neither_hangs_nor_crashes, .timeout = TEST_TIMEOUT)
 {
 	exit_case("fd_local=none", 0);
 	exit_case("fd_local=none:workers=1", 0);
 }
 
-Test(process, exit_while_a_worker_is_blocked_writes_every_queued_async_byte, .timeout = REL_TIMEOUT)
+Test(process, exit_while_a_worker_is_blocked_writes_every_queued_async_byte,
+     .timeout = TEST_TIMEOUT)
 {
 	exit_case("fd_local=none:policy=write:async", 1);
 	exit_case("fd_local=none:policy=write:async:workers=1", 1);

@@ -18,7 +18,7 @@
  * blackholed address cannot be made offline).  SIGALRM is process-directed,
  * so the test thread blocks it and only the calling thread can take it.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -35,7 +35,7 @@
 
 static _Atomic pid_t handler_tid;
 static _Atomic int handler_runs;
-static struct rel_flag handler_ran;
+static struct flag handler_ran;
 static int handler_fd = -1; /* the handler writes here when >= 0 */
 static _Atomic ssize_t handler_wrote;
 
@@ -44,11 +44,11 @@ static void on_signal(int sig)
 	int saved = errno;
 
 	(void)sig;
-	atomic_store(&handler_tid, rel_tid());
+	atomic_store(&handler_tid, tid_self());
 	atomic_fetch_add(&handler_runs, 1);
 	if (handler_fd >= 0)
 		atomic_store(&handler_wrote, write(handler_fd, "handler\n", 8));
-	rel_flag_set(&handler_ran);
+	flag_set(&handler_ran);
 	errno = saved;
 }
 
@@ -101,7 +101,7 @@ struct opener {
 	int use_alarm;
 	_Atomic pid_t tid;
 	int ret, err;
-	struct rel_flag done;
+	struct flag done;
 };
 
 static void opener_job(void *arg)
@@ -112,14 +112,14 @@ static void opener_job(void *arg)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL); /* the only thread that takes it */
-	atomic_store(&o->tid, rel_tid());
+	atomic_store(&o->tid, tid_self());
 	if (o->use_alarm)
 		alarm(1);
 	errno = EDOM; /* a sentinel that a successful open must leave alone */
 	o->ret = open(o->path, O_RDONLY | O_CLOEXEC);
 	o->err = errno;
 	alarm(0);
-	rel_flag_set(&o->done);
+	flag_set(&o->done);
 }
 
 struct outcome {
@@ -130,29 +130,21 @@ struct outcome {
 	uint64_t offloaded;
 };
 
-static uint64_t offloaded_now(void)
-{
-	struct rt_offload_stats s;
-
-	cr_assert_eq(rt_offload_get_stats(&s), 0);
-	return s.offloaded;
-}
-
 /* Where the open blocks: on a helper (marked) or in the thread itself. */
 static void wait_open_blocked(struct opener *o, int marked)
 {
 	if (marked)
-		cr_assert_neq(rel_wait_helper_in_syscall(SYS_openat, AT_FDCWD), 0,
+		cr_assert_neq(wait_helper_in_syscall(SYS_openat, AT_FDCWD), 0,
 			      "the open is not blocked on a helper");
 	else
-		cr_assert(rel_wait_in_syscall(atomic_load(&o->tid), SYS_openat, AT_FDCWD),
+		cr_assert(wait_task_in_syscall(atomic_load(&o->tid), SYS_openat, AT_FDCWD),
 			  "the open is not blocked in its thread");
 }
 
 /* After the handler ran: the call must end by itself, with nobody writing. */
 static void expect_end_without_writer(struct opener *o, const char *fifo, struct outcome *out)
 {
-	int ended = rel_flag_wait_s(&o->done, REL_WAIT_S);
+	int ended = flag_wait_s(&o->done, WAIT_S);
 	int w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 
 	out->writer_errno = w < 0 ? errno : 0;
@@ -174,7 +166,7 @@ static void expect_goes_on(struct opener *o, const char *fifo, int marked)
 	cr_expect_geq(w, 0, "no reader waits on the FIFO any more: errno %d", errno);
 	if (w < 0) /* the call is gone: let a blocking writer not hang */
 		return;
-	cr_expect(rel_flag_wait_s(&o->done, REL_WAIT_S), "the open did not take the writer");
+	cr_expect(flag_wait_s(&o->done, WAIT_S), "the open did not take the writer");
 	close(w);
 }
 
@@ -182,12 +174,12 @@ static void fifo_case(int marked, enum how how, struct outcome *out)
 {
 	char dir[PATH_MAX], fifo[PATH_MAX];
 	struct opener o = {.use_alarm = 1};
-	struct rel_thread t;
+	struct test_thread t;
 
 	memset(out, 0, sizeof(*out));
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	cr_assert(dir[0]);
-	rel_path(fifo, dir, "fifo");
+	path_join(fifo, dir, "fifo");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	o.path = fifo;
 	install(SIGALRM, how);
@@ -195,23 +187,22 @@ static void fifo_case(int marked, enum how how, struct outcome *out)
 	reset_handler_record();
 	uint64_t before = offloaded_now();
 
-	cr_assert_eq(rel_thread_start(&t, opener_job, &o, marked ? REL_MARK | REL_PIN_RT : 0, 0),
-		     0);
+	cr_assert_eq(thread_start(&t, opener_job, &o, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
 	if (TSAN && !marked && how == RESTART) {
 		/* The alarm (1 s) has fired; its handler waits for the open to return. */
 		wait_open_blocked(&o, 0);
 		struct timespec past_alarm = {1, 500000000};
 		nanosleep(&past_alarm, NULL);
 		expect_goes_on(&o, fifo, 0);
-		cr_assert(rel_flag_wait_s(&handler_ran, REL_WAIT_S), "SIGALRM's handler never ran");
+		cr_assert(flag_wait_s(&handler_ran, WAIT_S), "SIGALRM's handler never ran");
 	} else {
-		cr_assert(rel_flag_wait_s(&handler_ran, REL_WAIT_S), "SIGALRM's handler never ran");
+		cr_assert(flag_wait_s(&handler_ran, WAIT_S), "SIGALRM's handler never ran");
 		if (how == NO_RESTART)
 			expect_end_without_writer(&o, fifo, out);
 		else
 			expect_goes_on(&o, fifo, marked);
 	}
-	cr_assert_eq(rel_thread_join(&t), 0, "marking failed");
+	cr_assert_eq(thread_join(&t), 0, "marking failed");
 
 	out->ret = o.ret;
 	out->err = o.err;
@@ -221,7 +212,7 @@ static void fifo_case(int marked, enum how how, struct outcome *out)
 	out->offloaded = offloaded_now() - before;
 	if (o.ret >= 0)
 		close(o.ret);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 static void expect_handler_on_caller(const struct outcome *o, const char *how)
@@ -231,7 +222,7 @@ static void expect_handler_on_caller(const struct outcome *o, const char *how)
 		     how, (int)o->handler, (int)o->caller);
 }
 
-Test(signals, no_sa_restart_ends_a_blocked_fifo_open_with_eintr, .timeout = REL_TIMEOUT)
+Test(signals, no_sa_restart_ends_a_blocked_fifo_open_with_eintr, .timeout = TEST_TIMEOUT)
 {
 	struct outcome d, m;
 
@@ -250,7 +241,7 @@ Test(signals, no_sa_restart_ends_a_blocked_fifo_open_with_eintr, .timeout = REL_
 	cr_expect_eq(d.offloaded, 0);
 }
 
-Test(signals, sa_restart_open_goes_on_until_a_writer_appears, .timeout = REL_TIMEOUT)
+Test(signals, sa_restart_open_goes_on_until_a_writer_appears, .timeout = TEST_TIMEOUT)
 {
 	struct outcome d, m;
 
@@ -272,7 +263,7 @@ Test(signals, sa_restart_open_goes_on_until_a_writer_appears, .timeout = REL_TIM
 	cr_expect_geq(m.offloaded, 1, "the open was not offloaded");
 }
 
-Test(signals, signal_installed_handler_restarts_like_sa_restart, .timeout = REL_TIMEOUT)
+Test(signals, signal_installed_handler_restarts_like_sa_restart, .timeout = TEST_TIMEOUT)
 {
 	struct outcome d, m;
 
@@ -305,7 +296,7 @@ static void alarm_reader_job(void *arg)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-	atomic_store(&r->tid, rel_tid());
+	atomic_store(&r->tid, tid_self());
 	alarm(1);
 	r->n = read(r->fd[0], r->buf, sizeof(r->buf)); /* empty pipe: only the alarm ends it */
 	r->err = errno;
@@ -315,7 +306,7 @@ static void alarm_reader_job(void *arg)
 	r->again_r = read(r->fd[0], r->buf, sizeof(r->buf));
 }
 
-Test(signals, alarm_ends_an_offloaded_pipe_read_with_eintr, .timeout = REL_TIMEOUT)
+Test(signals, alarm_ends_an_offloaded_pipe_read_with_eintr, .timeout = TEST_TIMEOUT)
 {
 	struct reader r = {0};
 
@@ -324,7 +315,7 @@ Test(signals, alarm_ends_an_offloaded_pipe_read_with_eintr, .timeout = REL_TIMEO
 	reset_handler_record();
 	cr_assert_eq(pipe2(r.fd, O_CLOEXEC), 0);
 	uint64_t before = offloaded_now();
-	cr_assert_eq(rel_thread_run(alarm_reader_job, &r, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(alarm_reader_job, &r, TH_MARK | TH_PIN_RT, 0), 0);
 	cr_expect(r.n == -1 && r.err == EINTR, "read: %zd errno %d (want -1 EINTR)", r.n, r.err);
 	cr_expect_eq(atomic_load(&handler_tid), atomic_load(&r.tid),
 		     "the handler did not run on the reader");
@@ -337,15 +328,15 @@ Test(signals, alarm_ends_an_offloaded_pipe_read_with_eintr, .timeout = REL_TIMEO
 
 /* ---- a handler's own call while its thread waits ------------------------------ */
 
-Test(signals, handler_write_while_its_thread_waits_runs_directly, .timeout = REL_TIMEOUT)
+Test(signals, handler_write_while_its_thread_waits_runs_directly, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], fifo[PATH_MAX], file[PATH_MAX];
 	struct opener o = {.use_alarm = 0};
-	struct rel_thread t;
+	struct test_thread t;
 
-	rel_tmpdir(dir);
-	rel_path(fifo, dir, "fifo");
-	rel_path(file, dir, "handler");
+	tmp_make(dir);
+	path_join(fifo, dir, "fifo");
+	path_join(file, dir, "handler");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	o.path = fifo;
 	handler_fd = open(file, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
@@ -353,21 +344,21 @@ Test(signals, handler_write_while_its_thread_waits_runs_directly, .timeout = REL
 	install(SIGUSR1, RESTART);
 	reset_handler_record();
 
-	cr_assert_eq(rel_thread_start(&t, opener_job, &o, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_start(&t, opener_job, &o, TH_MARK | TH_PIN_RT, 0), 0);
 	wait_open_blocked(&o, 1);
 	uint64_t before = offloaded_now();
 	cr_assert_eq(pthread_kill(t.thread, SIGUSR1), 0);
-	int ran = rel_flag_wait_s(&handler_ran, REL_WAIT_S);
+	int ran = flag_wait_s(&handler_ran, WAIT_S);
 	uint64_t during = offloaded_now() - before;
 	expect_goes_on(&o, fifo, 1);
-	cr_assert_eq(rel_thread_join(&t), 0);
+	cr_assert_eq(thread_join(&t), 0);
 
 	cr_expect(ran, "the handler never finished: a deadlock on the nested call?");
 	cr_expect_eq(atomic_load(&handler_tid), atomic_load(&o.tid));
 	cr_expect_eq(atomic_load(&handler_wrote), 8, "the handler's write returned %zd",
 		     atomic_load(&handler_wrote));
 	cr_expect_eq(during, 0, "the handler's write was offloaded (nested offload)");
-	char *s = rel_slurp(file, NULL);
+	char *s = slurp(file, NULL);
 	cr_expect_str_eq(s ? s : "", "handler\n");
 	free(s);
 	cr_expect_geq(o.ret, 0, "the open after the handler: %d errno %d", o.ret, o.err);
@@ -375,7 +366,7 @@ Test(signals, handler_write_while_its_thread_waits_runs_directly, .timeout = REL
 		close(o.ret);
 	close(handler_fd);
 	handler_fd = -1;
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- sigaction() sees the program's handler, not the trampoline ----------------- */
@@ -401,7 +392,7 @@ static void query(int sig, struct sigaction *old)
 	cr_assert_eq(sigaction(sig, NULL, old), 0);
 }
 
-Test(signals, sigaction_query_returns_the_programs_handler_and_flags, .timeout = REL_TIMEOUT)
+Test(signals, sigaction_query_returns_the_programs_handler_and_flags, .timeout = TEST_TIMEOUT)
 {
 	struct sigaction sa = {.sa_handler = h_plain, .sa_flags = SA_RESTART | SA_NODEFER}, old;
 
@@ -432,7 +423,7 @@ Test(signals, sigaction_query_returns_the_programs_handler_and_flags, .timeout =
 	cr_expect_eq(old.sa_handler, SIG_IGN);
 }
 
-Test(signals, signal_returns_the_previous_handler_and_sa_resethand_resets, .timeout = REL_TIMEOUT)
+Test(signals, signal_returns_the_previous_handler_and_sa_resethand_resets, .timeout = TEST_TIMEOUT)
 {
 	struct sigaction old;
 

@@ -17,7 +17,7 @@
  * comma case cannot run; the test then only checks, with C.UTF-8, that
  * marked and direct output agree, and says so in a warning.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -47,11 +47,11 @@
 static int build_german(const char *dir)
 {
 	char out[PATH_MAX];
-	struct rel_proc p;
+	struct proc p;
 
-	rel_path(out, dir, "de_DE.UTF-8");
+	path_join(out, dir, "de_DE.UTF-8");
 	char *argv[] = {LOCALEDEF, "-i", "de_DE", "-f", "UTF-8", out, NULL};
-	cr_assert_eq(rel_run(argv, NULL, &p), 0);
+	cr_assert_eq(run_proc(argv, NULL, &p), 0);
 	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) <= 1, "localedef failed: %s", p.err);
 	return 1;
 }
@@ -83,13 +83,13 @@ static char *print_three(int marked, locale_t a, locale_t b, const char *path)
 {
 	struct printer p = {.loc = {a, b, a}, .path = path};
 
-	cr_assert_eq(rel_thread_run(printer_job, &p, marked ? REL_MARK | REL_PIN_RT : 0, 0), 0);
+	cr_assert_eq(thread_run(printer_job, &p, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
 	for (int i = 0; i < 3; i++)
 		cr_expect_gt(p.rets[i], 0, "fprintf %d failed", i);
-	return rel_slurp(path, NULL);
+	return slurp(path, NULL);
 }
 
-Test(state, uselocale_travels_with_the_call, .timeout = REL_TIMEOUT)
+Test(state, uselocale_travels_with_the_call, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], pd[PATH_MAX], pm[PATH_MAX];
 	/*
@@ -101,9 +101,9 @@ Test(state, uselocale_travels_with_the_call, .timeout = REL_TIMEOUT)
 		cr_skip_test("no localedef or de_DE source (Debian package 'locales'): "
 			     "without a second locale this cannot tell the caller's locale "
 			     "from the helper's");
-	rel_tmpdir(dir);
-	rel_path(pd, dir, "direct");
-	rel_path(pm, dir, "marked");
+	tmp_make(dir);
+	path_join(pd, dir, "direct");
+	path_join(pm, dir, "marked");
 	unsetenv("LANGUAGE"); /* it would override LC_MESSAGES for %m */
 	build_german(dir);
 	setenv("LOCPATH", dir, 1); /* read by newlocale() at each call */
@@ -127,7 +127,7 @@ Test(state, uselocale_travels_with_the_call, .timeout = REL_TIMEOUT)
 	free(m);
 	freelocale(loc);
 	freelocale(num);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }
 
 /* ---- h_errno -------------------------------------------------------------------- */
@@ -151,10 +151,10 @@ static void resolve(int marked, const char *name, struct resolver *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->name = name;
-	cr_assert_eq(rel_thread_run(resolver_job, r, marked ? REL_MARK | REL_PIN_RT : 0, 0), 0);
+	cr_assert_eq(thread_run(resolver_job, r, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
 }
 
-Test(state, h_errno_comes_back_from_gethostbyname, .timeout = REL_TIMEOUT)
+Test(state, h_errno_comes_back_from_gethostbyname, .timeout = TEST_TIMEOUT)
 {
 	struct resolver d, m;
 	struct rt_offload_stats s0, s1;
@@ -238,28 +238,27 @@ static void own_resolver_job(void *arg)
 	o->herr = h_errno;
 }
 
-Test(state, the_callers_resolver_state_travels_with_dns_calls, .timeout = REL_TIMEOUT)
+Test(state, the_callers_resolver_state_travels_with_dns_calls, .timeout = TEST_TIMEOUT)
 {
 	struct fake_ns ns = {.label = "rto-resolver-probe"};
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
-	struct rel_thread server;
+	struct test_thread server;
 
 	ns.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(ns.fd, 0);
 	cr_assert_eq(bind(ns.fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	cr_assert_eq(getsockname(ns.fd, (struct sockaddr *)&a, &len), 0);
 	ns.port = a.sin_port;
-	cr_assert_eq(rel_thread_start(&server, fake_ns_job, &ns, 0, 0), 0);
+	cr_assert_eq(thread_start(&server, fake_ns_job, &ns, 0, 0), 0);
 
 	for (int marked = 0; marked <= 1; marked++) {
 		struct own_resolver o = {.port = ns.port, .name = "rto-resolver-probe.example"};
 		struct rt_offload_stats s0, s1;
 		int before = atomic_load(&ns.queries);
 		rt_offload_get_stats(&s0);
-		cr_assert_eq(
-			rel_thread_run(own_resolver_job, &o, marked ? REL_MARK | REL_PIN_RT : 0, 0),
-			0);
+		cr_assert_eq(thread_run(own_resolver_job, &o, marked ? TH_MARK | TH_PIN_RT : 0, 0),
+			     0);
 		rt_offload_get_stats(&s1);
 		const char *how = marked ? "offloaded" : "direct";
 		if (marked)
@@ -271,7 +270,7 @@ Test(state, the_callers_resolver_state_travels_with_dns_calls, .timeout = REL_TI
 		cr_expect_eq(o.herr, HOST_NOT_FOUND, "%s: h_errno %d", how, o.herr);
 	}
 	atomic_store(&ns.stop, 1);
-	rel_thread_join(&server);
+	thread_join(&server);
 	close(ns.fd);
 }
 
@@ -302,8 +301,8 @@ static void errno_job(void *arg)
 	FILE *f = NULL;
 	DIR *d = NULL;
 
-	rel_path(path, e->dir, "file");
-	rel_path(sub, e->dir, "sub");
+	path_join(path, e->dir, "file");
+	path_join(sub, e->dir, "sub");
 	STEP(0, (fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600)) >= 0);
 	STEP(1, write(fd, "abc", 3) == 3);
 	STEP(2, pwrite(fd, "d", 1, 3) == 1);
@@ -324,17 +323,17 @@ static void errno_job(void *arg)
 	STEP(17, realpath(path, real) != NULL && unlink(path) == 0);
 }
 
-Test(state, errno_is_unchanged_by_successful_calls, .timeout = REL_TIMEOUT)
+Test(state, errno_is_unchanged_by_successful_calls, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX];
 	struct errnos d = {0}, m = {0};
 	struct rt_offload_stats s0, s1;
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	d.dir = m.dir = dir;
-	cr_assert_eq(rel_thread_run(errno_job, &d, 0, 0), 0);
+	cr_assert_eq(thread_run(errno_job, &d, 0, 0), 0);
 	rt_offload_get_stats(&s0);
-	cr_assert_eq(rel_thread_run(errno_job, &m, REL_MARK | REL_PIN_RT, 0), 0);
+	cr_assert_eq(thread_run(errno_job, &m, TH_MARK | TH_PIN_RT, 0), 0);
 	rt_offload_get_stats(&s1);
 	cr_expect_geq(s1.offloaded - s0.offloaded, NOPS, "the calls were not offloaded");
 	for (int i = 0; i < NOPS; i++) {
@@ -347,5 +346,5 @@ Test(state, errno_is_unchanged_by_successful_calls, .timeout = REL_TIMEOUT)
 			cr_expect_eq(m.err[i], SENTINEL, "step %d changed errno to %d", i,
 				     m.err[i]);
 	}
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }

@@ -20,7 +20,7 @@
  * sequence of operations of a thread is a fixed pseudo-random function of
  * its number, so a failure replays.
  */
-#include "rel.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -90,7 +90,7 @@ struct worker {
 	char first_failure[160];
 	_Atomic long signals; /* handler runs on this thread */
 	int sfd;	      /* the handler's file */
-	struct rel_flag done; /* set at the end: the signaller must not kill a joined thread */
+	struct flag done;     /* set at the end: the signaller must not kill a joined thread */
 };
 
 static __thread struct worker *self_worker;
@@ -188,7 +188,7 @@ static void worker_job(void *arg)
 	w->fp = fopen(w->fpath, "w");
 	if (w->wfd < 0 || w->pfd < 0 || w->sfd < 0 || !w->fp) {
 		fail(w, -1, "open", -1);
-		rel_flag_set(&w->done);
+		flag_set(&w->done);
 		return;
 	}
 	for (long seq = 0; seq < w->calls; seq++) {
@@ -201,7 +201,7 @@ static void worker_job(void *arg)
 	close(w->wfd);
 	close(w->pfd);
 	close(w->sfd);
-	rel_flag_set(&w->done);
+	flag_set(&w->done);
 }
 
 /* SA_RESTART; its own wrapped write runs directly or is offloaded, never lost. */
@@ -220,12 +220,12 @@ static void on_usr1(int sig)
 
 struct stress {
 	struct worker w[THREADS];
-	struct rel_thread t[THREADS];
+	struct test_thread t[THREADS];
 	_Atomic int stop;
 	char fork_path[PATH_MAX];
 	long forks, fork_failures, fork_first_status;
 	long kills;
-	struct rel_flag finished;
+	struct flag finished;
 	double watchdog_s;
 };
 
@@ -287,14 +287,14 @@ static void quiesce(struct stress *s)
 	for (;;) {
 		int done = 0;
 		for (int i = 0; i < THREADS; i++)
-			done += rel_flag_is_set(&s->w[i].done);
+			done += flag_is_set(&s->w[i].done);
 		if (atomic_load(&parked) + done >= THREADS + 1 || atomic_load(&s->stop))
 			break; /* + 1: the signaller */
 		nap_us(100);
 	}
-	int n = rel_helper_tids(helpers, 64);
+	int n = helper_tids(helpers, 64);
 	for (int i = 0; i < n; i++)
-		rel_wait_in_syscall(helpers[i], SYS_futex, -1);
+		wait_task_in_syscall(helpers[i], SYS_futex, -1);
 }
 
 static void forker_job(void *arg)
@@ -308,7 +308,7 @@ static void forker_job(void *arg)
 		atomic_store(&pause_req, 0);
 		if (pid == 0)
 			_exit(fork_child(s->fork_path, s->forks));
-		int code = pid < 0 ? -1000 : rel_reap(pid);
+		int code = pid < 0 ? -1000 : reap_code(pid);
 		if (code != 0 && !s->fork_failures++)
 			s->fork_first_status = code;
 		s->forks++;
@@ -320,9 +320,9 @@ static void watchdog_job(void *arg)
 {
 	struct stress *s = arg;
 
-	if (rel_flag_wait_s(&s->finished, s->watchdog_s))
+	if (flag_wait_s(&s->finished, s->watchdog_s))
 		return;
-	rel_dump_threads(2);
+	dump_threads(2);
 	if (access("/usr/bin/gdb", X_OK) == 0) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd),
@@ -342,9 +342,9 @@ static void on_crash(int sig)
 	void *frames[64];
 	int n = backtrace(frames, 64);
 
-	dprintf(2, "crash: %s in thread %d\n", strsignal(sig), (int)rel_tid());
+	dprintf(2, "crash: %s in thread %d\n", strsignal(sig), (int)tid_self());
 	backtrace_symbols_fd(frames, n, 2);
-	rel_dump_threads(2);
+	dump_threads(2);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -368,7 +368,7 @@ static void report_crashes(void)
 static void expect_records(const char *path, char kind, int index, long n)
 {
 	size_t len;
-	char *s = rel_slurp(path, &len);
+	char *s = slurp(path, &len);
 	char rec[REC + 1];
 
 	cr_assert(s, "%s unreadable", path);
@@ -386,7 +386,7 @@ static void expect_records(const char *path, char kind, int index, long n)
 static void expect_printf_lines(const char *path, int index, long n)
 {
 	size_t len;
-	char *s = rel_slurp(path, &len), line[32];
+	char *s = slurp(path, &len), line[32];
 
 	cr_assert(s);
 	cr_expect_eq(len, (size_t)n * LINE, "%s: %zu bytes, want %ld lines", path, len, n);
@@ -404,7 +404,7 @@ static void expect_printf_lines(const char *path, int index, long n)
 static void expect_fork_records(const char *path, long forks)
 {
 	size_t len;
-	char *s = rel_slurp(path, &len);
+	char *s = slurp(path, &len);
 	char *seen = calloc((size_t)forks + 1, 1);
 
 	cr_assert(s && seen);
@@ -423,7 +423,7 @@ static void expect_fork_records(const char *path, long forks)
 static void expect_worker_files(struct worker *w)
 {
 	size_t slen = 0;
-	char *sig = rel_slurp(w->spath, &slen);
+	char *sig = slurp(w->spath, &slen);
 
 	cr_expect_eq(w->failures, 0, "%ld failed calls; first: %s", w->failures, w->first_failure);
 	expect_records(w->wpath, 'w', w->index, w->nwrite);
@@ -443,18 +443,18 @@ Test(stress, sixteen_marked_threads_with_signals_and_forks_lose_nothing, .timeou
 {
 	static struct stress s; /* large: not on the stack */
 	char dir[PATH_MAX];
-	struct rel_thread sig, fork, dog;
+	struct test_thread sig, fork, dog;
 	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
 
-	rel_tmpdir(dir);
+	tmp_make(dir);
 	cr_assert(dir[0]);
 	report_crashes();
 	sigemptyset(&sa.sa_mask);
 	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	s.watchdog_s = watchdog_s();
-	rel_path(s.fork_path, dir, "forks");
+	path_join(s.fork_path, dir, "forks");
 	cr_assert_eq(close(open(s.fork_path, O_CREAT | O_WRONLY | O_TRUNC, 0600)), 0);
-	rel_thread_start(&dog, watchdog_job, &s, 0, 0);
+	thread_start(&dog, watchdog_job, &s, 0, 0);
 
 	for (int i = 0; i < THREADS; i++) {
 		struct worker *w = &s.w[i];
@@ -462,28 +462,28 @@ Test(stress, sixteen_marked_threads_with_signals_and_forks_lose_nothing, .timeou
 		w->index = i;
 		w->calls = calls_per_thread();
 		snprintf(name, sizeof(name), "w%02d", i);
-		rel_path(w->wpath, dir, name);
+		path_join(w->wpath, dir, name);
 		name[0] = 'p';
-		rel_path(w->ppath, dir, name);
+		path_join(w->ppath, dir, name);
 		name[0] = 'f';
-		rel_path(w->fpath, dir, name);
+		path_join(w->fpath, dir, name);
 		name[0] = 's';
-		rel_path(w->spath, dir, name);
-		cr_assert_eq(rel_thread_start(&s.t[i], worker_job, w, REL_MARK, 0), 0);
+		path_join(w->spath, dir, name);
+		cr_assert_eq(thread_start(&s.t[i], worker_job, w, TH_MARK, 0), 0);
 	}
-	cr_assert_eq(rel_thread_start(&sig, signaller_job, &s, 0, 0), 0);
-	cr_assert_eq(rel_thread_start(&fork, forker_job, &s, REL_MARK, 0), 0);
+	cr_assert_eq(thread_start(&sig, signaller_job, &s, 0, 0), 0);
+	cr_assert_eq(thread_start(&fork, forker_job, &s, TH_MARK, 0), 0);
 
 	/* Stop the signaller before joining: it must not kill a joined thread. */
 	for (int i = 0; i < THREADS; i++)
-		rel_flag_wait(&s.w[i].done);
+		flag_wait(&s.w[i].done);
 	atomic_store(&s.stop, 1);
-	rel_thread_join(&sig);
-	rel_thread_join(&fork);
+	thread_join(&sig);
+	thread_join(&fork);
 	for (int i = 0; i < THREADS; i++)
-		cr_assert_eq(rel_thread_join(&s.t[i]), 0, "thread %d was not marked", i);
-	rel_flag_set(&s.finished);
-	rel_thread_join(&dog);
+		cr_assert_eq(thread_join(&s.t[i]), 0, "thread %d was not marked", i);
+	flag_set(&s.finished);
+	thread_join(&dog);
 
 	long signals = 0;
 	for (int i = 0; i < THREADS; i++) {
@@ -497,5 +497,5 @@ Test(stress, sixteen_marked_threads_with_signals_and_forks_lose_nothing, .timeou
 	cr_expect_gt(signals, 0, "no signal reached a marked thread (%ld sent)", s.kills);
 	cr_log_info("%ld calls per thread, %ld signals handled of %ld sent, %ld forks",
 		    calls_per_thread(), signals, s.kills, s.forks);
-	rel_rmtree(dir);
+	tmp_remove(dir);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "pol.h"
+/* The option child (harness.h): its runs, its exit, its output and stats_file. */
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -22,17 +23,17 @@
 
 extern char **environ;
 
-char pol_dir[PATH_MAX];
-const char *pol_program = POL_CHILD;
-const char *const pol_child_fortify = POL_CHILD_FORTIFY;
+char child_dir[PATH_MAX];
+const char *child_program = RTO_CHILD;
+const char *const child_fortify = RTO_CHILD_FORTIFY;
 
 /* ---- the per-test directory ---------------------------------------------------- */
 
-void pol_setup(void)
+void child_setup(void)
 {
-	pol_program = POL_CHILD;
-	strcpy(pol_dir, "/var/tmp/rtopol.XXXXXX");
-	cr_assert_not_null(mkdtemp(pol_dir), "mkdtemp: %s", strerror(errno));
+	child_program = RTO_CHILD;
+	strcpy(child_dir, "/var/tmp/rto-child.XXXXXX");
+	cr_assert_not_null(mkdtemp(child_dir), "mkdtemp: %s", strerror(errno));
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -44,27 +45,27 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return 0;
 }
 
-void pol_teardown(void)
+void child_teardown(void)
 {
-	if (pol_dir[0])
-		nftw(pol_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-	pol_dir[0] = '\0';
+	if (child_dir[0])
+		nftw(child_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	child_dir[0] = '\0';
 }
 
-int pol_dir_on_disk(void)
+int child_dir_on_disk(void)
 {
 	struct statfs sf;
 
-	cr_assert_eq(statfs(pol_dir, &sf), 0);
+	cr_assert_eq(statfs(child_dir, &sf), 0);
 	return sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC;
 }
 
-void pol_path(char *out, const char *name)
+void child_path(char *out, const char *name)
 {
-	cr_assert_lt(snprintf(out, PATH_MAX, "%s/%s", pol_dir, name), PATH_MAX);
+	cr_assert_lt(snprintf(out, PATH_MAX, "%s/%s", child_dir, name), PATH_MAX);
 }
 
-/* ---- running pol_child ------------------------------------------------------------- */
+/* ---- running rto_child ------------------------------------------------------------- */
 
 /* Our environment without the library's variables, plus the options under test. */
 static char **child_env(const char *opts)
@@ -100,7 +101,7 @@ static _Noreturn void exec_child(int out, int err, const char *const *argv, char
 {
 	struct rlimit no_core = {0, 0}; /* on_strict=abort must not leave core files */
 
-	if (dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(pol_dir) != 0)
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(child_dir) != 0)
 		_exit(126);
 	setrlimit(RLIMIT_CORE, &no_core);
 	alarm(CHILD_ALARM_S);
@@ -108,12 +109,12 @@ static _Noreturn void exec_child(int out, int err, const char *const *argv, char
 	_exit(127);
 }
 
-/* pol_program, then the scenario's words: an argv for execve. */
+/* child_program, then the scenario's words: an argv for execve. */
 static void child_argv(char **words, size_t max, const char *const *argv)
 {
 	size_t n = 0;
 
-	words[n++] = (char *)pol_program;
+	words[n++] = (char *)child_program;
 	for (; argv[n - 1] && n < max - 1; n++)
 		words[n] = (char *)argv[n - 1];
 	words[n] = NULL;
@@ -148,7 +149,7 @@ void child_run(struct run *r, int with_stats, const char *opts, const char *cons
 	char stats[PATH_MAX], *full = NULL, *words[64];
 
 	memset(r, 0, sizeof(*r));
-	pol_path(stats, "stats.json");
+	child_path(stats, "stats.json");
 	unlink(stats);
 	if (with_stats)
 		cr_assert_neq(asprintf(&full, "stats_file=%s:%s", stats, opts), -1);
@@ -178,16 +179,16 @@ static void describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "status 0x%x", status);
 }
 
-void assert_exit0(const struct run *r)
+void assert_child_exit0(const struct run *r)
 {
 	char how[64];
 
 	describe_status(r->status, how, sizeof(how));
 	cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0,
-		  "pol_child: %s\n--- stdout\n%s--- stderr\n%s", how, r->out, r->err);
+		  "rto_child: %s\n--- stdout\n%s--- stderr\n%s", how, r->out, r->err);
 }
 
-void assert_config_error(const struct run *r, const char *const *needles)
+void assert_child_config_error(const struct run *r, const char *const *needles)
 {
 	char how[64];
 
@@ -356,32 +357,4 @@ int lines_starting(const char *text, const char *prefix)
 		s += *s == '\n';
 	}
 	return n;
-}
-
-char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return NULL;
-	FILE *mem = open_memstream(&buf, &cap);
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	fclose(f);
-	fclose(mem);
-	if (len)
-		*len = cap;
-	return buf;
-}
-
-void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
-	cr_assert_eq(fputs(text, f) >= 0 && fclose(f) == 0, 1);
 }

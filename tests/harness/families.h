@@ -10,7 +10,7 @@
 #ifndef RTO_TEST_FAMILIES_H
 #define RTO_TEST_FAMILIES_H
 
-#include "common.h"
+#include "harness.h"
 
 #include <dirent.h>
 #include <netinet/in.h>
