@@ -7,7 +7,7 @@
  * the next process that starts its publisher; live=0 makes none; and
  * `rtoffload top` refreshes a terminal in place (tmux, capture-pane).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
