@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fork() and raw clone(): the child has no helper threads, whatever the
+ * fork(): the child has no helper threads, whatever the
  * parent's were doing, and must get working offloads anyway (fresh helpers,
  * a reset queue).  The hardest case is a fork while a helper is busy in a
  * long call: the child inherits the queue and its lock words in that state.
  *
  * A child never calls criterion: it reports through its exit status (0, or
- * the number of the check that failed) and the parent asserts.
+ * the number of the check that failed) and the parent asserts.  The raw
+ * clone() child (no atfork handler runs) is test_process.c's.
  */
 #include "harness.h"
-#include "raw_clone.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -279,59 +279,5 @@ Test(fork, fork_from_marked_thread_while_helper_busy, .timeout = TEST_TIMEOUT)
 	finish_busy_reader(&b, &r, p[1]);
 	close(p[0]);
 	close(p[1]);
-	tmp_remove(dir);
-}
-
-/* ---- raw clone(): no atfork handler runs; MADV_WIPEONFORK does the reset --- */
-
-struct cloner {
-	int fd;
-	int code;
-};
-
-static int clone_child(int fd)
-{
-	struct rt_offload_stats a, b;
-	pid_t helpers[64];
-
-	if (!rt_offload_thread_is_marked())
-		return 9;
-	rt_offload_get_stats(&a); /* not reset: no atfork handler ran */
-	if (write(fd, "clone\n", 6) != 6)
-		return 4;
-	rt_offload_get_stats(&b);
-	if (b.offloaded - a.offloaded != 1 || b.local != a.local)
-		return 7;
-	if (helper_tids(helpers, 64) < 1)
-		return 8;
-	return 0;
-}
-
-static void cloner_job(void *arg)
-{
-	struct cloner *c = arg;
-	/* Like fork() but behind glibc's back: no atfork, no pthread reset. */
-	long pid = raw_clone_fork();
-
-	if (pid == 0)
-		syscall(SYS_exit_group, clone_child(c->fd));
-	c->code = pid < 0 ? -1 : reap_code((pid_t)pid);
-}
-
-Test(fork, raw_clone_child_of_marked_thread, .timeout = TEST_TIMEOUT)
-{
-	char dir[PATH_MAX], path[PATH_MAX];
-	struct cloner c;
-
-	tmp_make(dir);
-	pathf(path, "%s/clone", dir);
-	c.fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-	cr_assert_geq(c.fd, 0);
-	c.code = -1;
-	start_helpers(); /* the parent has helpers the child must not rely on */
-	run_marked(cloner_job, &c);
-	expect_child_ok(c.code);
-	cr_expect(file_is(path, "clone\n"), "the clone child's write is not in the file");
-	close(c.fd);
 	tmp_remove(dir);
 }

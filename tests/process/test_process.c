@@ -240,7 +240,8 @@ static int clone_child(const char *path)
 	rt_offload_get_stats(&s1);
 	if (close(fd) != 0)
 		return 6;
-	if (s1.offloaded - s0.offloaded < 1)
+	/* Exactly the write, offloaded (the stats are the parent's: no reset). */
+	if (s1.offloaded - s0.offloaded != 1 || s1.local != s0.local)
 		return 7;
 	if (count_tasks() < 2)
 		return 8;
