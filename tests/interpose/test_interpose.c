@@ -565,6 +565,7 @@ static const int used_nrs[] = {
 	SYS_clock_gettime,
 	SYS_sched_yield,
 	SYS_sched_setaffinity,
+	SYS_getdents64, /* the scenario lists its helpers (/proc/self/task) */
 #ifdef __SANITIZE_ADDRESS__
 	/*
 	 * Not the program's but AddressSanitizer's (the asan preset; see
@@ -613,7 +614,28 @@ static void plain_io_job(void *arg)
 		 stat(io->path, &st) == 0;
 }
 
-/* SC_WHEN: before (the filter before any mark) or after (helpers running). */
+/* The helpers' read and write system calls so far (/proc/self/task/TID/io). */
+static void helpers_io(uint64_t *syscr, uint64_t *syscw)
+{
+	pid_t tids[64];
+	int n = helper_tids(tids, 64);
+
+	*syscr = *syscw = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t r, w;
+		if (task_io(tids[i], &r, &w) == 0) {
+			*syscr += r;
+			*syscw += w;
+		}
+	}
+}
+
+/*
+ * SC_WHEN: before (the filter before any mark) or after (helpers running).
+ * Besides the library's counters, the kernel's: the helpers' syscr/syscw
+ * around the marked job (the helpers that exist once it ran: a helper
+ * started for it counts from zero).
+ */
 SCENARIO(seccomp_allowlist)
 {
 	const char *when = getenv("SC_WHEN"), *dir = getenv("SC_DIR");
@@ -629,13 +651,18 @@ SCENARIO(seccomp_allowlist)
 	if (install_filter(used_nrs, n, ALLOW, DENY, SECCOMP_FILTER_FLAG_TSYNC) != 0)
 		return 102;
 	struct rt_offload_stats before, after;
+	uint64_t r0, w0, r1, w1;
+	helpers_io(&r0, &w0);
 	rt_offload_get_stats(&before);
 	int marked = thread_run(plain_io_job, &io, TH_MARK | TH_PIN_RT, 0) == 0;
 	rt_offload_get_stats(&after);
+	helpers_io(&r1, &w1);
 	if (!marked) /* marking may fail cleanly: then the program goes on unmarked */
 		thread_run(plain_io_job, &io, 0, 0);
-	say("marked=%d\nio_ok=%d\nrouted=%llu", marked, io.ok,
-	    (unsigned long long)(after.offloaded - before.offloaded + after.local - before.local));
+	say("marked=%d\nio_ok=%d\noffloaded=%llu\nlocal=%llu\nhelper_syscr=%lld\nhelper_syscw=%lld",
+	    marked, io.ok, (unsigned long long)(after.offloaded - before.offloaded),
+	    (unsigned long long)(after.local - before.local), (long long)(r1 - r0),
+	    (long long)(w1 - w0));
 	return 0;
 }
 
@@ -661,10 +688,28 @@ static void allowlist_case(const char *when)
 	 * cleanly and the calls run unmarked (io_ok above).
 	 */
 	int marked = kv(p.out, "marked", 0);
+	long offloaded = kv(p.out, "offloaded", 0), local = kv(p.out, "local", 0);
 	if (!strcmp(when, "after"))
 		cr_expect_eq(marked, 1, "marking failed with the helpers already running");
-	if (marked)
-		cr_expect_geq(kv(p.out, "routed", 0), 7, "filter %s: not routed", when);
+	if (marked) {
+		cr_expect_geq(offloaded + local, 7, "filter %s: not routed: %s", when, p.out);
+		/*
+		 * Which path ran them, from the kernel's side: offloaded, the
+		 * helpers made the write and the pread (syscw, syscr); run
+		 * locally, no helper wrote anything.
+		 */
+		if (offloaded >= 7) {
+			cr_expect_geq(kv(p.out, "helper_syscw", 0), 1,
+				      "filter %s: offloaded, but no helper wrote: %s", when, p.out);
+			cr_expect_geq(kv(p.out, "helper_syscr", 0), 1,
+				      "filter %s: offloaded, but no helper read: %s", when, p.out);
+		} else if (local >= 7) {
+			cr_expect_eq(kv(p.out, "helper_syscw", -1), 0,
+				     "filter %s: run locally, but a helper wrote: %s", when, p.out);
+		} else {
+			cr_expect_fail("filter %s: the calls split between paths: %s", when, p.out);
+		}
+	}
 	cr_log_info("allow-list filter %s: marking %s", when, marked ? "worked" : "failed cleanly");
 	tmp_remove(dir);
 }

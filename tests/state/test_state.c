@@ -9,13 +9,14 @@
  *    server of the test's has its offloaded lookups sent there;
  *  - errno: unchanged by successful calls, as a direct call leaves it.
  *
- * The locale: this VM has only C, C.utf8 and POSIX (`locale -a`).  With
- * Debian's `locales` package (localedef and the de_DE source) the test
- * builds de_DE.UTF-8 into a temporary directory and points LOCPATH at it;
- * German has a decimal comma, '.' grouping and translated libc messages,
- * all different from the helper's C locale.  Without that package the
- * comma case cannot run; the test then only checks, with C.UTF-8, that
- * marked and direct output agree, and says so in a warning.
+ * The locale: a machine may have only C, C.utf8 and POSIX (`locale -a`),
+ * where marked and direct output agree even if the helper ignored the
+ * caller's locale.  So the test builds de_DE.UTF-8 with localedef from
+ * Debian's `locales` package (.ci/deps installs it) into a temporary
+ * directory and points LOCPATH at it; German has a decimal comma, '.'
+ * grouping and translated libc messages, all different from the helper's C
+ * locale, and the output must be the German one.  Without that package the
+ * test is skipped, and says why: it could not tell the two apart.
  */
 #include "harness.h"
 
