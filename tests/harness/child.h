@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * rto_child: the program the policy tests run with RTOFFLOAD_OPTIONS set.
+ * rto_child: the option child, which the tests of an option run with
+ * RTOFFLOAD_OPTIONS set (async, config, faults, fd, reports, strict).
  *
  * The library reads its options once, in its constructor, so every option
  * combination needs a process of its own.  The tests start this program

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 {
 	const char *lib = argc > 1 ? argv[1] : RTOFFLOAD_LIB;
 	int global = getenv("SC_DLOPEN_GLOBAL") != NULL;
-	struct result r = {.path = argc > 2 ? argv[2] : "/tmp/rel_dlopen.out"};
+	struct result r = {.path = argc > 2 ? argv[2] : "/tmp/rto_dlopen_prog.out"};
 	pthread_t t;
 
 	void *h = dlopen(lib, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));

@@ -2,12 +2,12 @@
 /*
  * The interposer checklist (issue 6):
  *  - wrapped calls from the program's .preinit_array and its constructor,
- *    linked and preloaded (rel_ctor.c);
+ *    linked and preloaded (ctor_prog.c);
  *  - stacked with another preload: Debian's libjemalloc2, in both orders,
  *    with memory allocated on a helper and freed by the caller and back;
  *  - open() with O_CREAT, O_TMPFILE, O_DIRECTORY: results and mode bits
  *    exactly as a direct call's;
- *  - a program that dlopen()s the library (rel_dlopen.c): works cleanly,
+ *  - a program that dlopen()s the library (dlopen_prog.c): works cleanly,
  *    intercepts nothing of the program's own (documented there);
  *  - seccomp: a filter the program installs keeps its effect on the calls
  *    its marked threads make, whether installed with TSYNC before any
