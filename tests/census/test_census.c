@@ -12,7 +12,7 @@
  * fd_local=none: descriptor calls are offloaded whatever the file system
  * (see rtsafe_syscalls.h).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Issue 13's descriptor and IPC rows, each direct and marked through the
- * family harness (tests/families.c): same result, errno and effects.
+ * family harness (tests/harness/families.c): same result, errno and effects.
  */
 #include "more.h"
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Every row of calls.tbl is exercised by a family case (a call compared
-# direct and marked: tests/families.c).  A case is named after the call it
+# direct and marked: tests/harness/families.c).  A case is named after the call it
 # makes: "fgets_eof" tests fgets; the longest row name that prefixes a case
 # name (followed by "_") is the one it tests, so fread_unlocked_ok does
 # not count for fread.  A case defined is a case run: CASE() is static and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Issue 13's rows, family by family: each case direct and marked, same
- * result, errno and effects (tests/families.c), offloaded or local as
+ * result, errno and effects (tests/harness/families.c), offloaded or local as
  * calls.tbl says.  The cases are in families_*.c of this folder.
  */
 #include "more.h"

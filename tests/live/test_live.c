@@ -10,7 +10,7 @@
  * number from under the program (tar's close(n); dup(x) == n, in a forked
  * child that starts its helpers and publisher right there).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

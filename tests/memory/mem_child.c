@@ -26,7 +26,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "../raw_seccomp.h"
+#include "../harness/raw_seccomp.h"
 
 static uint64_t rng = 88172645463325252ull;
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../common.h"
+#include "harness.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1

@@ -6,7 +6,7 @@
  * run on their caller and are counted as fallback; strict threads refuse
  * as usual; and no later call tries to create a thread again.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

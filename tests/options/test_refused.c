@@ -6,7 +6,7 @@
  * CPUs, and mlock=1 must fit RLIMIT_MEMLOCK unless the process holds
  * CAP_IPC_LOCK.  The program run is the probe, preloaded.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -45,7 +45,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "raw_seccomp.h"
+#include "harness/raw_seccomp.h"
 #include "rtoffload.h"
 
 #define PERIOD_NS 1000000 /* 1 kHz */

@@ -11,7 +11,7 @@
  * No timing is asserted: the steady state is found by counting calls, and
  * the cycle limit only turns a wrong library into a failure.
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
  * ECHILD.  Waits poll for a state; they time out only to turn a hang into
  * a failure (and then kill what is left).
  */
-#include "../common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -5,7 +5,7 @@
  * the caller's, not a helper's) and returns what it returns unmarked,
  * errno included.
  */
-#include "../common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

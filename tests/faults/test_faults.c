@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Faults (issue 6): an offloaded call handed a bad pointer must not crash
+ * the helper or hang the caller.  Where the kernel answers EFAULT, the
+ * caller gets EFAULT, exactly as a direct call; the helpers are the same
+ * threads afterwards and serve the next call.  Where libc itself would
+ * crash (stdio reading a bad string), the crash must happen in the caller's
+ * thread, so that the program's own SIGSEGV handler runs there.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Through a volatile, so the compiler neither warns nor proves anything. */
+static void *volatile bad_ptr = (void *)1;
+
+enum { C_WRITE, C_READ, C_PWRITE, C_PREAD, C_WRITEV, C_READV, C_STAT, C_FSTAT, C_OPEN, NCALLS };
+static const char *const names[NCALLS] = {"write", "read", "pwrite", "pread", "writev",
+					  "readv", "stat", "fstat",  "open"};
+
+struct faults {
+	const char *path;
+	long ret[NCALLS];
+	int err[NCALLS];
+	ssize_t after_w, after_r; /* a normal write and read afterwards */
+	char buf[8];
+};
+
+static void bad_calls(struct faults *f, int fd)
+{
+	struct iovec iov = {bad_ptr, 16};
+
+	f->ret[C_WRITE] = write(fd, bad_ptr, 16);
+	f->err[C_WRITE] = errno;
+	f->ret[C_READ] = read(fd, bad_ptr, 16);
+	f->err[C_READ] = errno;
+	f->ret[C_PWRITE] = pwrite(fd, bad_ptr, 16, 0);
+	f->err[C_PWRITE] = errno;
+	f->ret[C_PREAD] = pread(fd, bad_ptr, 16, 0);
+	f->err[C_PREAD] = errno;
+	f->ret[C_WRITEV] = writev(fd, &iov, 1);
+	f->err[C_WRITEV] = errno;
+	f->ret[C_READV] = preadv(fd, &iov, 1, 0);
+	f->err[C_READV] = errno;
+	f->ret[C_STAT] = stat(f->path, bad_ptr);
+	f->err[C_STAT] = errno;
+	f->ret[C_FSTAT] = fstat(fd, bad_ptr);
+	f->err[C_FSTAT] = errno;
+	f->ret[C_OPEN] = open(bad_ptr, O_RDONLY);
+	f->err[C_OPEN] = errno;
+}
+
+static void faults_job(void *arg)
+{
+	struct faults *f = arg;
+	int fd = open(f->path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		f->after_w = -2;
+		return;
+	}
+	bad_calls(f, fd);
+	f->after_w = pwrite(fd, "after", 5, 0);
+	f->after_r = pread(fd, f->buf, 5, 0);
+	close(fd);
+}
+
+static void run_faults(int marked, const char *path, struct faults *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	cr_assert_eq(thread_run(faults_job, f, marked ? TH_MARK | TH_PIN_RT : 0, 0), 0);
+}
+
+Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct faults d, m;
+	struct rt_offload_stats s0, s1;
+	pid_t h0[64], h1[64];
+
+	tmp_make(dir);
+	path_join(path, dir, "data");
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "0123456789abcdefghij", 20), 20); /* reads have data to copy */
+	close(fd);
+
+	run_faults(0, path, &d);
+	rt_offload_get_stats(&s0);
+	run_faults(1, path, &m);
+	rt_offload_get_stats(&s1);
+	int n0 = helper_tids(h0, 64);
+
+	for (int i = 0; i < NCALLS; i++) {
+		cr_expect_eq(d.ret[i], -1, "direct %s: %ld", names[i], d.ret[i]);
+		cr_expect_eq(d.err[i], EFAULT, "direct %s: errno %d", names[i], d.err[i]);
+		cr_expect_eq(m.ret[i], -1, "offloaded %s: %ld", names[i], m.ret[i]);
+		cr_expect_eq(m.err[i], EFAULT, "offloaded %s: errno %d (want EFAULT)", names[i],
+			     m.err[i]);
+	}
+	cr_expect_geq(s1.offloaded - s0.offloaded, NCALLS, "the bad calls were not offloaded");
+	cr_expect(m.after_w == 5 && m.after_r == 5 && memcmp(m.buf, "after", 5) == 0,
+		  "calls after the faults: write %zd read %zd", m.after_w, m.after_r);
+
+	/* The same helper threads, still serving. */
+	cr_assert_eq(thread_run(faults_job, &m, TH_MARK, 0), 0);
+	int n1 = helper_tids(h1, 64);
+	cr_expect_geq(n0, 1);
+	cr_expect_eq(n1, n0, "helpers before %d, after %d", n0, n1);
+	for (int i = 0; i < n0 && i < n1; i++)
+		cr_expect_eq(h1[i], h0[i], "helper %d changed: %d -> %d", i, (int)h0[i],
+			     (int)h1[i]);
+	tmp_remove(dir);
+}
+
+/* ---- a crash inside libc happens on the caller ------------------------------ */
+
+static int report_fd = -1;
+
+static void on_segv(int sig)
+{
+	pid_t tid = tid_self();
+
+	(void)sig;
+	syscall(SYS_write, report_fd, &tid, sizeof(tid));
+	_exit(42);
+}
+
+struct crasher {
+	const char *path;
+};
+
+static void crasher_job(void *arg)
+{
+	struct crasher *c = arg;
+	pid_t tid = tid_self();
+
+	/* First the caller's tid (the raw call: never offloaded), then the crash. */
+	syscall(SYS_write, report_fd, &tid, sizeof(tid));
+	FILE *f = fopen(c->path, "w");
+	if (f)
+		fputs(bad_ptr, f); /* strlen() of a bad pointer, inside libc */
+}
+
+/*
+ * ThreadSanitizer cannot start threads in the child of a multi-threaded
+ * fork (a criterion test process always is one): under it the child is a
+ * fresh process, this program run as a scenario, which writes the two tids
+ * to the file SC_REPORT instead of a pipe.
+ */
+#ifdef __SANITIZE_THREAD__
+#define TSAN 1
+#else
+#define TSAN 0
+#endif
+
+SCENARIO(crash)
+{
+	const char *path = getenv("SC_PATH"), *rep = getenv("SC_REPORT");
+	struct crasher c = {.path = path};
+	struct sigaction sa = {.sa_handler = on_segv};
+
+	if (!path || !rep)
+		return 100;
+	report_fd = open(rep, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+	if (report_fd < 0)
+		return 101;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	thread_run(crasher_job, &c, getenv("SC_MARKED") ? TH_MARK | TH_PIN_RT : 0, 0);
+	return 0;
+}
+
+static pid_t crash_in_scenario(int marked, const char *path, int *how)
+{
+	char epath[PATH_MAX + 16], erep[2 * PATH_MAX], rep[PATH_MAX + 8];
+	pid_t ids[2] = {-1, -1};
+	struct proc p;
+
+	snprintf(rep, sizeof(rep), "%s.tids", path);
+	snprintf(epath, sizeof(epath), "SC_PATH=%s", path);
+	snprintf(erep, sizeof(erep), "SC_REPORT=%s", rep);
+	char *env[] = {epath, erep, marked ? "SC_MARKED=1" : "SC_MARKED", NULL};
+	cr_assert_eq(run_scenario("crash", env, &p), 0);
+	*how = WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -WTERMSIG(p.status);
+	size_t len = 0;
+	char *s = slurp(rep, &len);
+	if (s && len >= sizeof(ids))
+		memcpy(ids, s, sizeof(ids));
+	free(s);
+	unlink(rep);
+	return ids[1] < 0 ? -1 : ids[1] == ids[0] ? 0 : ids[1];
+}
+
+/* In a child: which thread took the SIGSEGV; -1 if none; how the child ended. */
+static pid_t crash_in_child(int marked, const char *path, int *how)
+{
+	struct crasher c = {.path = path};
+	int r[2];
+	pid_t tid = -1;
+
+	if (TSAN)
+		return crash_in_scenario(marked, path, how);
+	cr_assert_eq(pipe2(r, O_CLOEXEC), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sigaction sa = {.sa_handler = on_segv};
+		sigemptyset(&sa.sa_mask);
+		report_fd = r[1];
+		sigaction(SIGSEGV, &sa, NULL);
+		thread_run(crasher_job, &c, marked ? TH_MARK | TH_PIN_RT : 0, 0);
+		_exit(0);
+	}
+	close(r[1]);
+	pid_t caller = -1;
+	if (read(r[0], &caller, sizeof(caller)) != sizeof(caller) ||
+	    read(r[0], &tid, sizeof(tid)) != sizeof(tid))
+		tid = -1;
+	close(r[0]);
+	*how = reap_code(pid);
+	return tid == caller ? 0 : tid < 0 ? -1 : tid;
+}
+
+Test(faults, libc_crash_on_a_bad_pointer_happens_on_the_caller, .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	int dhow, mhow;
+
+	tmp_make(dir);
+	path_join(path, dir, "out");
+	pid_t d = crash_in_child(0, path, &dhow);
+	pid_t m = crash_in_child(1, path, &mhow);
+	cr_expect(d == 0 && dhow == 42, "direct: handler thread %d, child %d", (int)d, dhow);
+	cr_expect(m == 0 && mhow == 42,
+		  "offloaded: the program's SIGSEGV handler %s (child ended %d; 42 = handler ran)",
+		  m == 0  ? "ran on the caller"
+		  : m < 0 ? "never ran"
+			  : "ran on another thread",
+		  mhow);
+	tmp_remove(dir);
+}
