@@ -11,7 +11,7 @@
  * .fini whatever happened (criterion runs .fini after a failed assertion
  * too).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

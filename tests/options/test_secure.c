@@ -9,7 +9,7 @@
  * shows the test can fail.  Skips without root, or where the copy gets no
  * AT_SECURE (a nosuid /tmp).
  */
-#include "common.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
