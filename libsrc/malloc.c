@@ -111,6 +111,18 @@ static size_t usable_any(void *p)
 	return ready() && next_usable ? next_usable(p) : 0;
 }
 
+/*
+ * A marked thread with a pool never frees a next-allocator block itself
+ * (its arena lock is the unmarked threads' too; it may trim or unmap):
+ * helper worker 0 does (free_defer.c).  Not before the helpers run, nor
+ * when they could not start: then there is nobody to do it.
+ */
+static inline int defers_frees(void)
+{
+	return RTO_UNLIKELY(!rto_direct()) && rto_self.pool && rto_q &&
+	       CMM_LOAD_SHARED(rto_q->ready);
+}
+
 static void free_any(void *p)
 {
 	if (!p)
@@ -121,6 +133,10 @@ static void free_any(void *p)
 	}
 	if (RTO_UNLIKELY(in_boot(p)))
 		return;
+	if (RTO_UNLIKELY(defers_frees())) {
+		rto_free_defer(p);
+		return;
+	}
 	if (ready())
 		next_free(p);
 }
@@ -133,6 +149,11 @@ void *rto_next_malloc(size_t n)
 void rto_next_free(void *p)
 {
 	free_any(p);
+}
+
+void rto_next_free_now(void *p)
+{
+	next_free(p); /* a block the next allocator gave: it was resolved then */
 }
 
 /* Our own malloc (defined below), not the one our GOT entry binds to (maybe a sanitizer's). */

@@ -54,6 +54,21 @@ RTO_HIDDEN size_t rto_pool_usable(const void *p);
 /* Every pool: bytes held, in use, free (mallinfo2, malloc_stats). */
 RTO_HIDDEN void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high);
 
+/* ---- free_defer.c --------------------------------------------------------- */
+
+/* A marked thread with a pool frees a next-allocator block: queued, wait-free. */
+RTO_HIDDEN void rto_free_defer(void *p);
+/* Blocks queued? */
+RTO_HIDDEN int rto_free_defer_pending(void);
+/* Not a realtime thread: free up to max queued blocks (0 when another drains). */
+RTO_HIDDEN size_t rto_free_defer_drain(size_t max);
+/* Blocks freed from the queue so far. */
+RTO_HIDDEN uint64_t rto_free_defer_freed(void);
+/* fork()ed child, forking thread: mend the copied queue and free its blocks. */
+RTO_HIDDEN void rto_free_defer_after_fork(void);
+/* The next allocator's free, never deferred (malloc.c). */
+RTO_HIDDEN void rto_next_free_now(void *p);
+
 /* ---- heap_recipe.c -------------------------------------------------------- */
 
 /* malloc=glibc, mlock=1: the realtime wiki's recipe for the calling thread's arena. */

@@ -62,6 +62,42 @@ Test(memory, steady_state_has_no_syscall_and_no_fault)
 	cr_expect_leq(kv(pr.out, "span_kb", -1), 16384, "%s", pr.out);
 }
 
+/*
+ * A marked thread frees 10k glibc blocks an unmarked one made (and moves
+ * 32 into its pool with realloc) under a filter that traps every system
+ * call: none, yet glibc's in-use and mmapped bytes come back (helper 0
+ * frees them).  The control, malloc=glibc, frees them there: system calls.
+ */
+Test(memory, glibc_blocks_freed_by_a_marked_thread_go_to_the_helper)
+{
+	run(MEM_CHILD, "defer", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_assert_eq(kv(pr.out, "filter_rc", -1), 0, "witness filter refused: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "system calls on the marked thread: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad", -1), 0, "realloc lost bytes: %s", pr.out);
+	cr_expect_geq(kv(pr.out, "grew_kb", -1), 10000, "%s", pr.out);
+	cr_expect_geq(kv(pr.out, "mapped_kb", -1), 16384, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "released", -1), 1, "the blocks were never freed: %s", pr.out);
+	run(MEM_CHILD, "defer", "malloc=glibc", &pr);
+	assert_exit0(&pr);
+	cr_expect_gt(kv(pr.out, "traps", -1), 0, "the control made no system call: %s", pr.out);
+}
+
+/* The queue at a fork is the child's to free (at once), and the parent's still. */
+Test(memory, deferred_frees_survive_fork_and_exit)
+{
+	run(MEM_CHILD, "defer_fork", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "the child's copy was not freed: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "released", -1), 1, "%s", pr.out);
+	/* exit() with the queue full: the destructor frees it, nothing twice. */
+	run(MEM_CHILD, "defer_exit", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "exiting", -1), 1, "%s", pr.out);
+	cr_expect_null(strstr(pr.err, "free()"), "glibc complained: %s", pr.err);
+}
+
 Test(memory, blocks_change_threads)
 {
 	/* 150 KiB of 256, twice: the second round needs the first round's blocks back. */
