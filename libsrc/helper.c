@@ -472,8 +472,10 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
-			if (rto_helper_watches)
+			if (rto_helper_watches) {
 				free_deferred(q);
+				rto_pool_events_flush();
+			}
 			idle(q);
 			check_cpu();
 			continue;

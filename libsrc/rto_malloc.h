@@ -69,6 +69,26 @@ RTO_HIDDEN void rto_free_defer_after_fork(void);
 /* The next allocator's free, never deferred (malloc.c). */
 RTO_HIDDEN void rto_next_free_now(void *p);
 
+/* ---- pool_events.c -------------------------------------------------------- */
+
+enum {
+	RTO_POOL_FN_MALLOC,
+	RTO_POOL_FN_CALLOC,
+	RTO_POOL_FN_REALLOC,
+	RTO_POOL_FN_MEMALIGN,
+	RTO_POOL_FN_COUNT
+};
+RTO_HIDDEN const char *rto_pool_fn_name(int fn);
+/* Realtime side: fn (RTO_POOL_FN_*) found the pool full, called from ip. */
+RTO_HIDDEN void rto_pool_event(int fn, const void *ip);
+/* Reporting side: name, report and count the sites recorded since last time. */
+RTO_HIDDEN void rto_pool_events_flush(void);
+/*
+ * callsite.c, for the above: count events of fn that happened at return
+ * address ip on some realtime thread; the first time, name and report it.
+ */
+RTO_HIDDEN void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t count);
+
 /* ---- heap_recipe.c -------------------------------------------------------- */
 
 /* malloc=glibc, mlock=1: the realtime wiki's recipe for the calling thread's arena. */

@@ -154,6 +154,45 @@ Test(memory, pool_full_fail_is_enomem)
 		  fb, fail);
 }
 
+/*
+ * The realtime side of pool_full= notes the return address only: under a
+ * filter that traps every system call, three sites fail 8 times without
+ * one; the sites are reported (once each) and counted at exit.
+ */
+Test(memory, pool_full_sites_cost_the_realtime_thread_no_system_call)
+{
+	run(MEM_CHILD, "full_quiet", "malloc=pool:pool_kb=64:pool_full=fail:stats=1", &pr);
+	assert_exit0(&pr);
+	cr_assert_eq(kv(pr.out, "filter_rc", -1), 0, "witness filter refused: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "failed", -1), 8, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "system calls at pool_full: %s", pr.out);
+	int reports = 0;
+	for (const char *s = pr.err; (s = strstr(s, "==rtoffload: pool_full '")); s++)
+		reports++;
+	cr_expect_eq(reports, 3, "stderr: %s", pr.err);
+	cr_expect_not_null(strstr(pr.err, "SUMMARY: rtoffload: pool_full 'calloc' in quiet_thread"),
+			   "%s", pr.err);
+	/* The exit report's rows: "rtoffload: site WHERE EVENT FN count N". */
+	const char *fns[] = {"malloc", "calloc", "memalign"};
+	const long counts[] = {5, 2, 1};
+	int seen = 0;
+	for (const char *row = pr.err; (row = strstr(row, "rtoffload: site ")); row++) {
+		char where[64], event[32], fn[32];
+		long count;
+		if (sscanf(row, "rtoffload: site %63s %31s %31s count %ld", where, event, fn,
+			   &count) != 4 ||
+		    strcmp(event, "pool_full"))
+			continue;
+		cr_expect_str_eq(where, "quiet_thread");
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(fn, fns[i])) {
+				cr_expect_eq(count, counts[i], "%s: %s", fn, pr.err);
+				seen |= 1 << i;
+			}
+	}
+	cr_expect_eq(seen, 7, "site rows missing: %s", pr.err);
+}
+
 Test(memory, pool_full_abort)
 {
 	run(MEM_CHILD, "full", "malloc=pool:pool_kb=64:pool_full=abort", &pr);
