@@ -84,6 +84,7 @@ struct rto_options {
 	int malloc_mode;	     /* malloc=glibc|pool: RTO_MALLOC_* (rto_malloc.h) */
 	unsigned pool_kb;	     /* pool_kb=N: each marked thread's pool */
 	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
+	int pool_fork;		     /* pool_fork=copy|drop: RTO_POOL_FORK_* */
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
 	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */

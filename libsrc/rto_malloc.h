@@ -14,6 +14,8 @@
 
 enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
 enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+/* pool_fork=: what a fork()ed child gets of the pools of threads other than the forking one. */
+enum rto_pool_fork { RTO_POOL_FORK_COPY = 0, RTO_POOL_FORK_DROP };
 
 /* malloc.c, at load: pools on or off (off when another malloc must win). */
 RTO_HIDDEN void rto_malloc_init(void);

@@ -423,6 +423,64 @@ static int forks(void)
 	return 0;
 }
 
+/* ---- fork_cow: a marked thread's faults in the parent after another thread forks ------- */
+
+#define COW_BYTES (2 << 20)
+
+static atomic_int cow_ready, cow_forked, cow_done;
+static long cow_minflt = -1;
+
+static void *cow_thread(void *arg)
+{
+	struct rusage r0, r1;
+	(void)arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	char *b = malloc(COW_BYTES);
+	if (!b)
+		exit(92);
+	memset(b, 1, COW_BYTES); /* the pool is prefaulted: this is only to compare with */
+	atomic_store(&cow_ready, 1);
+	while (!atomic_load(&cow_forked))
+		__builtin_ia32_pause();
+	getrusage(RUSAGE_THREAD, &r0);
+	memset(b, 2, COW_BYTES); /* the child still lives: shared pages would be copied now */
+	getrusage(RUSAGE_THREAD, &r1);
+	cow_minflt = r1.ru_minflt - r0.ru_minflt;
+	free(b);
+	atomic_store(&cow_done, 1);
+	return NULL;
+}
+
+static int fork_cow(void)
+{
+	pthread_t t;
+	int fds[2];
+
+	if (pipe(fds) || pthread_create(&t, NULL, cow_thread, NULL))
+		return 90;
+	while (!atomic_load(&cow_ready))
+		usleep(1000);
+	pid_t pid = fork();
+	if (pid == 0) { /* lives until the parent's thread has written its pool again */
+		char c;
+		close(fds[1]);
+		char *own = malloc(100); /* unmarked: the next malloc, as ever */
+		_exit(read(fds[0], &c, 1) == 0 && own ? 0 : 1);
+	}
+	close(fds[0]);
+	atomic_store(&cow_forked, 1);
+	while (!atomic_load(&cow_done))
+		usleep(1000);
+	close(fds[1]);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	pthread_join(t, NULL);
+	printf("child=%d minflt=%ld\n", WIFEXITED(st) ? WEXITSTATUS(st) : 100, cow_minflt);
+	return 0;
+}
+
 /* ---- exit: a pool outlives its thread --------------------------------------------- */
 
 static char *left;
@@ -741,6 +799,8 @@ int main(int argc, char **argv)
 		return full_quiet();
 	if (!strcmp(argv[1], "fork"))
 		return forks();
+	if (!strcmp(argv[1], "fork_cow"))
+		return fork_cow();
 	if (!strcmp(argv[1], "exit"))
 		return exits();
 	if (!strcmp(argv[1], "info"))

@@ -209,6 +209,24 @@ Test(memory, fork_child_keeps_its_pool)
 	cr_expect_eq(kv(pr.out, "parent_ok", -1), 1, "%s", pr.out);
 }
 
+/*
+ * A thread forks while a marked thread's 2 MiB pool block is written; the
+ * child lives on meanwhile.  pool_fork=copy (the default): the marked
+ * thread's writes in the parent take copy-on-write faults; pool_fork=drop:
+ * its pool was not given to the child, no fault.
+ */
+Test(memory, pool_fork_drop_spares_the_parent_copy_on_write_faults)
+{
+	run(MEM_CHILD, "fork_cow", "malloc=pool:pool_kb=4096", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "%s", pr.out);
+	cr_expect_gt(kv(pr.out, "minflt", -1), 0, "the control took no fault: %s", pr.out);
+	run(MEM_CHILD, "fork_cow", "malloc=pool:pool_kb=4096:pool_fork=drop", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "minflt", -1), 0, "copy-on-write faults in the parent: %s", pr.out);
+}
+
 Test(memory, pool_outlives_its_thread)
 {
 	run(MEM_CHILD, "exit", "malloc=pool:pool_kb=1024", &pr);
@@ -296,7 +314,8 @@ Test(memory, allocations_before_any_constructor)
 
 Test(memory, bad_options_stop_the_program)
 {
-	const char *bad[] = {"malloc=tlsf", "pool_kb=10", "pool_full=wait", "prefault_heap_kb=x"};
+	const char *bad[] = {"malloc=tlsf", "pool_kb=10", "pool_full=wait", "pool_fork=share",
+			     "prefault_heap_kb=x"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run(MEM_CHILD, "preinit", bad[i], &pr);
 		cr_expect(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 78, "%s: status %#x",
