@@ -474,7 +474,7 @@ static void *worker_main(void *arg)
 		if (!r) {
 			if (rto_helper_watches) {
 				free_deferred(q);
-				rto_pool_events_flush();
+				rto_pool_events_flush(0);
 			}
 			idle(q);
 			check_cpu();

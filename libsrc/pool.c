@@ -316,6 +316,7 @@ static void child_after_fork(void)
 		slots[i] = pool->busy ? SLOT_LOST : SLOT_ORPHANED;
 	}
 	rto_free_defer_after_fork();
+	rto_pool_events_after_fork();
 }
 
 /* ---- load ------------------------------------------------------------------------- */

@@ -61,12 +61,16 @@ void rto_pool_event(int fn, const void *ip)
 }
 
 /*
- * Not on a realtime thread.  One flusher at a time (a flag, never waited
- * for); dirty is cleared before the scan, so an event counted during it
+ * Not on a realtime thread.  One flusher at a time (a flag, waited for
+ * only at exit); dirty is cleared before the scan, so an event counted during it
  * is flushed now or next time, never lost.
  */
-void rto_pool_events_flush(void)
+void rto_pool_events_flush(int wait)
 {
+	/* At exit: the report must see what worker 0 may be flushing now (a bounded wait). */
+	uint64_t until = wait ? rto_now_ns() + 1000000000u : 0;
+	while (wait && CMM_LOAD_SHARED(flushing) && rto_now_ns() < until)
+		caa_cpu_relax();
 	if (!CMM_LOAD_SHARED(dirty) || uatomic_cmpxchg(&flushing, 0, 1) != 0)
 		return;
 	uatomic_set(&dirty, 0);
@@ -90,4 +94,10 @@ void rto_pool_events_flush(void)
 	}
 	cmm_smp_mb();
 	uatomic_set(&flushing, 0);
+}
+
+/* fork()ed child: worker 0 is gone, maybe in the middle of a flush. */
+void rto_pool_events_after_fork(void)
+{
+	flushing = 0;
 }

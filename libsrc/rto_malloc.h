@@ -83,8 +83,9 @@ enum {
 RTO_HIDDEN const char *rto_pool_fn_name(int fn);
 /* Realtime side: fn (RTO_POOL_FN_*) found the pool full, called from ip. */
 RTO_HIDDEN void rto_pool_event(int fn, const void *ip);
-/* Reporting side: name, report and count the sites recorded since last time. */
-RTO_HIDDEN void rto_pool_events_flush(void);
+/* Reporting side: name, report and count the sites recorded since last time (wait: at exit). */
+RTO_HIDDEN void rto_pool_events_flush(int wait);
+RTO_HIDDEN void rto_pool_events_after_fork(void);
 /*
  * callsite.c, for the above: count events of fn that happened at return
  * address ip on some realtime thread; the first time, name and report it.
