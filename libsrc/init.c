@@ -46,7 +46,7 @@ __attribute__((constructor)) static void rto_init(void)
 __attribute__((destructor)) static void rto_fini(void)
 {
 	rto_async_at_exit();		/* nothing accepted is lost */
-	rto_free_defer_drain(SIZE_MAX); /* malloc=pool: frees marked threads left to worker 0 */
+	rto_free_defer_drain(1u << 22); /* malloc=pool: frees marked threads left to worker 0 */
 	rto_pool_events_flush(1);	/* their sites, before the report lists them */
 	rto_stats_at_exit();
 	rto_live_at_exit(); /* no segment is left behind */

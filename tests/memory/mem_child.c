@@ -758,6 +758,81 @@ static int defer(int how)
 	_exit(0);
 }
 
+/* ---- defer_stress: forks while a marked thread keeps freeing glibc blocks ------------- */
+
+#define RING	     4096
+#define STRESS_FORKS 12
+
+static void *ring[RING];
+static atomic_ulong ring_head, ring_tail;
+static atomic_int stress_stop, consumer_marked;
+
+static void *producer(void *arg)
+{
+	(void)arg;
+	for (unsigned long h = 0; !atomic_load(&stress_stop);) {
+		if (h - atomic_load(&ring_tail) >= RING) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		ring[h % RING] = malloc(64 + (h % 8) * 100);
+		atomic_store(&ring_head, ++h);
+		if (h % 64 == 0) /* about 64k blocks a second: what worker 0 frees stays small */
+			usleep(1000);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	atomic_store(&consumer_marked, 1);
+	for (unsigned long t = 0;;) {
+		if (t == atomic_load(&ring_head)) {
+			if (atomic_load(&stress_stop) && t == atomic_load(&ring_head))
+				return NULL;
+			usleep(200); /* the machine's other CPU is the forker's */
+			continue;
+		}
+		free(ring[t % RING]); /* queued for worker 0 */
+		atomic_store(&ring_tail, ++t);
+		if (t % 32 == 0) /* an offloaded call: worker 0 then drains, as forks happen */
+			access(".", F_OK);
+	}
+}
+
+static int defer_stress(void)
+{
+	pthread_t p, c;
+	int bad = 0;
+
+	if (pthread_create(&c, NULL, consumer, NULL))
+		return 90;
+	while (!atomic_load(&consumer_marked))
+		usleep(1000);
+	if (pthread_create(&p, NULL, producer, NULL))
+		return 90;
+	for (int i = 0; i < STRESS_FORKS; i++) {
+		usleep(10000);
+		pid_t pid = fork();
+		if (pid == 0) { /* the queue's copy was mended and freed in fork() */
+			void *q = malloc(1000);
+			free(q);
+			_exit(q ? 0 : 1);
+		}
+		int st = -1;
+		waitpid(pid, &st, 0);
+		bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	atomic_store(&stress_stop, 1);
+	pthread_join(p, NULL);
+	pthread_join(c, NULL);
+	printf("forks=%d bad_children=%d\n", STRESS_FORKS, bad);
+	return 0;
+}
+
 /* ---- preinit: allocations before any constructor, the library's included ------------ */
 
 static long preinit_ok = -1;
@@ -813,6 +888,8 @@ int main(int argc, char **argv)
 		return defer(1);
 	if (!strcmp(argv[1], "defer_exit"))
 		return defer(2);
+	if (!strcmp(argv[1], "defer_stress"))
+		return defer_stress();
 	if (!strcmp(argv[1], "recipe"))
 		return recipe(1);
 	if (!strcmp(argv[1], "recipe_control"))

@@ -96,6 +96,11 @@ Test(memory, deferred_frees_survive_fork_and_exit)
 	assert_exit0(&pr);
 	cr_expect_eq(kv(pr.out, "exiting", -1), 1, "%s", pr.out);
 	cr_expect_null(strstr(pr.err, "free()"), "glibc complained: %s", pr.err);
+	/* Forks while worker 0 drains (often inside a drain): every child sound. */
+	run(MEM_CHILD, "defer_stress", "malloc=pool", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "forks", -1), 12, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad_children", -1), 0, "%s %s", pr.out, pr.err);
 }
 
 Test(memory, blocks_change_threads)
