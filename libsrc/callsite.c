@@ -349,7 +349,7 @@ void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
 /*
  * An event another part noted on a realtime thread by its return address
  * alone (pool_events.c), counted here by the reporting side: the site is
- * that one frame, named with dladdr, reported the first time.
+ * that one frame, named from the ELF symbols, reported the first time.
  */
 void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t count)
 {

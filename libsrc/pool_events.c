@@ -6,8 +6,9 @@
  * probes, a compare-and-swap to claim a slot and an atomic add.  No stack
  * walk, no lock, no system call.  The reporting side (helper worker 0 when
  * idle, and the library's destructor before the exit report) names each
- * site with dladdr, reports it once and adds its new events to the call
- * site table of callsite.c, which the exit report and JSON list.
+ * site (callsite.c: libunwind's reading of the ELF symbols, else dladdr),
+ * reports it once and adds its new events to callsite.c's site table,
+ * which the exit report and JSON list.
  *
  * Only the immediate caller is known: a C++ new's site is operator new.
  */
@@ -62,8 +63,9 @@ void rto_pool_event(int fn, const void *ip)
 
 /*
  * Not on a realtime thread.  One flusher at a time (a flag, waited for
- * only at exit); dirty is cleared before the scan, so an event counted during it
- * is flushed now or next time, never lost.
+ * only at exit).  dirty is cleared, then a full barrier, then the scan;
+ * the realtime side adds (a full barrier), then looks at dirty: one of
+ * the two sees the other, so an event is flushed now or next time.
  */
 void rto_pool_events_flush(int wait)
 {
