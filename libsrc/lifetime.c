@@ -44,6 +44,7 @@
  * background thread) keeps the process alive, as it would without us.
  */
 #include "lifetime.h"
+#include "rto_malloc.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -144,7 +145,8 @@ static _Noreturn void end_process(int exit_code)
 {
 	sigset_t fatal;
 
-	rto_async_at_exit(); /* nothing accepted is lost */
+	rto_async_at_exit();	  /* nothing accepted is lost */
+	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
 	rto_stats_at_exit();
 	fatal_by_default(&fatal);
 	/* One pending (sent while no application thread could take it) ends us now. */
