@@ -34,6 +34,7 @@
 #include "sanitizer.h"
 #include "route_state.h"
 #include "real.h"
+#include "rto_malloc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -376,6 +377,54 @@ static void at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, u
 void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
 {
 	at_site(event, fn, ns, 0, 0);
+}
+
+/*
+ * An event another part noted on a realtime thread by its return address
+ * alone (pool_events.c), counted here by the reporting side: the site is
+ * that one frame, named from the ELF symbols, reported the first time.
+ */
+void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t count)
+{
+	void *ips[1] = {(void *)ip};
+	Dl_info info = {0};
+	int fresh;
+
+	struct site *s = site_of(hash_stack(ips, 1, event, fn), &fresh);
+	if (!s)
+		return;
+	if (fresh) {
+		/*
+		 * ip - 1: a return address may be the next function's first byte.
+		 * libunwind reads the ELF symbol table (static functions too).
+		 */
+		char name[128] = "??";
+		unw_word_t off = 0;
+		unw_accessors_t *a = unw_get_accessors(unw_local_addr_space);
+		dladdr((void *)(ip - 1), &info);
+		if (!a || !a->get_proc_name ||
+		    a->get_proc_name(unw_local_addr_space, ip - 1, name, sizeof(name), &off, NULL) <
+			    0) {
+			snprintf(name, sizeof(name), "%s", info.dli_sname ? info.dli_sname : "??");
+			off = ip - 1 - (uintptr_t)info.dli_saddr;
+		}
+		snprintf(s->where, sizeof(s->where), "%s", name);
+		s->event = event;
+		s->suppressed =
+			suppressed_by("function:", fn->name) || suppressed_by("stack:", name);
+		cmm_smp_wmb(); /* where and event before fn: rto_callsite_next reads fn first */
+		CMM_STORE_SHARED(s->fn, fn);
+		if (!s->suppressed && rto_opt.report_max > uatomic_add_return(&reports, 1) - 1) {
+			out("==%d==rtoffload: %s '%s' from a realtime thread\n", (int)getpid(),
+			    event_names[event], fn->name);
+			out("    #0 0x%lx in %s+0x%lx (%s+0x%lx)\n", (unsigned long)ip, name,
+			    (unsigned long)off + 1, info.dli_fname ? info.dli_fname : "?",
+			    (unsigned long)(ip - (uintptr_t)info.dli_fbase));
+			out("SUMMARY: rtoffload: %s '%s' in %s\n", event_names[event], fn->name,
+			    name);
+		}
+	}
+	uatomic_add(&s->count, count);
 }
 
 /* ---- faults:warn ---------------------------------------------------------------- */

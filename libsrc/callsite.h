@@ -60,4 +60,11 @@ RTO_HIDDEN void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn);
 		}                                      \
 	} while (0)
 
+/*
+ * For malloc=pool's pool_full events (pool_events.c): count events of fn
+ * that happened at return address ip on some realtime thread; the first
+ * time, name and report it.  Not on the caller's path: worker 0 or exit.
+ */
+RTO_HIDDEN void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t count);
+
 #endif /* RTO_CALLSITE_H */

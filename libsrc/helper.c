@@ -35,6 +35,7 @@
 #include "report.h"
 #include "real.h"
 #include "lifetime.h"
+#include "rto_malloc.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -412,6 +413,25 @@ static void idle(struct rto_queue *q)
 	}
 }
 
+/*
+ * Worker 0, with nothing to do: the next-allocator blocks marked threads
+ * freed (free_defer.c), a few at a time, requests first.  glibc's free
+ * takes an arena lock unmarked threads share: at no priority under
+ * inherit, as async.c's background drain.  Idle wakes at least once a
+ * second (the lifetime watch), so a block waits at most about that long.
+ */
+#define RTO_FREE_BATCH 64
+
+static void free_deferred(struct rto_queue *q)
+{
+	if (!rto_free_defer_pending())
+		return;
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		set_priority(0);
+	while (!has_work(q) && rto_free_defer_drain(RTO_FREE_BATCH) == RTO_FREE_BATCH)
+		;
+}
+
 static void pin_and_prioritise(const cpu_set_t *cpus)
 {
 	struct sched_param sp = {.sched_priority = rto_opt.helper_prio};
@@ -474,6 +494,10 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
+			if (rto_helper_watches) {
+				free_deferred(q);
+				rto_pool_events_flush(0);
+			}
 			idle(q);
 			check_cpu();
 			continue;

@@ -31,7 +31,8 @@
 /* What the process writes at its end, whoever ends it (lifetime.c too). */
 static void write_out(void)
 {
-	rto_async_at_exit(); /* nothing accepted is lost */
+	rto_async_at_exit();	  /* nothing accepted is lost */
+	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
 	rto_stats_at_exit();
 }
 
@@ -70,5 +71,6 @@ __attribute__((constructor)) static void rto_init(void)
 __attribute__((destructor)) static void rto_fini(void)
 {
 	write_out();
-	rto_live_at_exit(); /* no segment is left behind */
+	rto_free_defer_drain(1u << 22); /* malloc=pool: frees marked threads left to worker 0 */
+	rto_live_at_exit();		/* no segment is left behind */
 }

@@ -158,7 +158,7 @@ static _Noreturn void end_process(int exit_code)
 {
 	sigset_t fatal;
 
-	write_out(); /* nothing accepted is lost; the statistics */
+	write_out(); /* nothing accepted is lost; pool_full sites; the statistics */
 	fatal_by_default(&fatal);
 	/* One pending (sent while no application thread could take it) ends us now. */
 	rto_syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &fatal, NULL, (size_t)(_NSIG / 8));

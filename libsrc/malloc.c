@@ -22,6 +22,7 @@
 #include "resolve.h"
 #include "report.h"
 #include "rto_malloc.h"
+#include "transport.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -118,6 +119,18 @@ static size_t usable_any(void *p)
 	return ready() && next_usable ? next_usable(p) : 0;
 }
 
+/*
+ * A marked thread with a pool never frees a next-allocator block itself
+ * (its arena lock is the unmarked threads' too; it may trim or unmap):
+ * helper worker 0 does (free_defer.c).  Not before the helpers run, nor
+ * when they could not start: then there is nobody to do it.
+ */
+static inline int defers_frees(void)
+{
+	return RTO_UNLIKELY(!rto_direct()) && rto_self.pool && rto_q &&
+	       CMM_LOAD_SHARED(rto_q->ready);
+}
+
 static void free_any(void *p)
 {
 	if (!p)
@@ -128,6 +141,10 @@ static void free_any(void *p)
 	}
 	if (RTO_UNLIKELY(in_boot(p)))
 		return;
+	if (RTO_UNLIKELY(defers_frees())) {
+		rto_free_defer(p);
+		return;
+	}
 	if (ready())
 		next_free(p);
 }
@@ -142,20 +159,19 @@ void rto_next_free(void *p)
 	free_any(p);
 }
 
+void rto_next_free_now(void *p)
+{
+	next_free(p); /* a block the next allocator gave: it was resolved then */
+}
+
 /* Our own malloc (defined below), not the one our GOT entry binds to (maybe a sanitizer's). */
 RTO_HIDDEN void *rto_own_malloc(size_t n);
 static void find_first(void);
 
 /* ---- the pool's side ---------------------------------------------------------------- */
 
-static struct rto_counters no_counters;
-enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_MEMALIGN, FN_COUNT };
-static struct rto_fn pool_fns[FN_COUNT] = {
-	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-};
+/* The program's call site: the interposer's return address, taken in the interposer. */
+#define CALLER() __builtin_return_address(0)
 
 /* The caller's pool, or NULL: marked, malloc=pool, and it has one. */
 static inline struct rto_pool *my_pool(void)
@@ -165,21 +181,24 @@ static inline struct rto_pool *my_pool(void)
 	return rto_self.pool;
 }
 
-/* pool_full=: the pool had no block for this request. */
-static void *pool_full(int fn, size_t align, size_t n)
+/*
+ * pool_full=: the pool had no block for this request, made at ip.  The
+ * site is only noted here (pool_events.c): no stack walk, no system call.
+ */
+static void *pool_full(int fn, size_t align, size_t n, const void *ip)
 {
 	int saved = errno;
 
 	if (rto_opt.pool_full == RTO_POOL_FULL_ABORT) {
 		rto_say(0, "malloc=pool: pool_full=abort: %s(%zu) found the pool full",
-			pool_fns[fn].name, n);
+			rto_pool_fn_name(fn), n);
 		rto_async_abort(); /* as the program's own abort() would */
 	}
 	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL)
 		rto_own_add(&rto_self.st.pool_failures, 1);
 	else
 		rto_own_add(&rto_self.st.pool_fallbacks, 1);
-	rto_callsite_event(RTO_EVENT_POOL_FULL, &pool_fns[fn], 0); /* once per call site */
+	rto_pool_event(fn, ip); /* reported once per call site, by a helper or at exit */
 	errno = saved;
 	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL) {
 		errno = ENOMEM;
@@ -190,10 +209,10 @@ static void *pool_full(int fn, size_t align, size_t n)
 	return align > 16 ? next_memalign(align, n) : next_malloc(n);
 }
 
-static void *pool_get(struct rto_pool *pool, int fn, size_t align, size_t n)
+static void *pool_get(struct rto_pool *pool, int fn, size_t align, size_t n, const void *ip)
 {
 	void *p = rto_pool_alloc(pool, align, n);
-	return RTO_LIKELY(p != NULL) ? p : pool_full(fn, align, n);
+	return RTO_LIKELY(p != NULL) ? p : pool_full(fn, align, n, ip);
 }
 
 /* ---- the interposers ---------------------------------------------------------------- */
@@ -203,7 +222,7 @@ RTO_EXPORT void *malloc(size_t n)
 	struct rto_pool *pool = my_pool();
 
 	if (RTO_UNLIKELY(pool != NULL))
-		return pool_get(pool, FN_MALLOC, 0, n);
+		return pool_get(pool, RTO_POOL_FN_MALLOC, 0, n, CALLER());
 	if (RTO_UNLIKELY(!ready()))
 		return boot_alloc(0, n);
 	return next_malloc(n);
@@ -224,7 +243,7 @@ RTO_EXPORT void *calloc(size_t n, size_t m)
 			errno = ENOMEM;
 			return NULL;
 		}
-		void *p = pool_get(pool, FN_CALLOC, 0, bytes);
+		void *p = pool_get(pool, RTO_POOL_FN_CALLOC, 0, bytes, CALLER());
 		if (p)
 			memset(p, 0, bytes);
 		return p;
@@ -235,12 +254,12 @@ RTO_EXPORT void *calloc(size_t n, size_t m)
 }
 
 /* Move p (anywhere) to a fresh block of n bytes from where this thread allocates. */
-static void *move(void *p, size_t n, struct rto_pool *pool)
+static void *move(void *p, size_t n, struct rto_pool *pool, const void *ip)
 {
 	void *q;
 
 	if (pool)
-		q = pool_get(pool, FN_REALLOC, 0, n);
+		q = pool_get(pool, RTO_POOL_FN_REALLOC, 0, n, ip);
 	else
 		q = ready() ? next_malloc(n) : boot_alloc(0, n);
 	if (!q)
@@ -256,7 +275,8 @@ RTO_EXPORT void *realloc(void *p, size_t n)
 	struct rto_pool *pool = my_pool();
 
 	if (!p)
-		return rto_own_malloc(n);
+		return pool ? pool_get(pool, RTO_POOL_FN_REALLOC, 0, n, CALLER())
+			    : rto_own_malloc(n);
 	if (n == 0) { /* glibc: frees, returns NULL */
 		free_any(p);
 		return NULL;
@@ -267,21 +287,21 @@ RTO_EXPORT void *realloc(void *p, size_t n)
 			if (q)
 				return q;
 		}
-		return move(p, n, pool);
+		return move(p, n, pool, CALLER());
 	}
 	if (RTO_UNLIKELY(pool != NULL || in_boot(p)))
-		return move(p, n, pool); /* a glibc block into the pool keeps its bytes */
+		return move(p, n, pool, CALLER()); /* a glibc block into the pool keeps its bytes */
 	if (RTO_UNLIKELY(!ready()))
-		return move(p, n, NULL);
+		return move(p, n, NULL, NULL);
 	return next_realloc(p, n);
 }
 
-static void *aligned(size_t align, size_t n)
+static void *aligned(size_t align, size_t n, const void *ip)
 {
 	struct rto_pool *pool = my_pool();
 
 	if (RTO_UNLIKELY(pool != NULL))
-		return pool_get(pool, FN_MEMALIGN, align, n);
+		return pool_get(pool, RTO_POOL_FN_MEMALIGN, align, n, ip);
 	if (RTO_UNLIKELY(!ready()))
 		return boot_alloc(align, n);
 	return next_memalign(align, n);
@@ -300,7 +320,7 @@ RTO_EXPORT void *memalign(size_t align, size_t n)
 			a <<= 1;
 		align = a ? a : align;
 	}
-	return aligned(align, n);
+	return aligned(align, n, CALLER());
 }
 
 RTO_EXPORT void *aligned_alloc(size_t align, size_t n)
@@ -309,7 +329,7 @@ RTO_EXPORT void *aligned_alloc(size_t align, size_t n)
 		errno = EINVAL;
 		return NULL;
 	}
-	return aligned(align, n);
+	return aligned(align, n, CALLER());
 }
 
 RTO_EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -317,7 +337,7 @@ RTO_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	if (!power_of_two(align) || align % sizeof(void *))
 		return EINVAL;
 	int saved = errno;
-	void *p = aligned(align, n);
+	void *p = aligned(align, n, CALLER());
 	if (!p && n) {
 		int err = errno ? errno : ENOMEM;
 		errno = saved;
@@ -330,7 +350,7 @@ RTO_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 RTO_EXPORT void *valloc(size_t n)
 {
-	return aligned((size_t)getpagesize(), n);
+	return aligned((size_t)getpagesize(), n, CALLER());
 }
 
 RTO_EXPORT void *pvalloc(size_t n)
@@ -340,7 +360,7 @@ RTO_EXPORT void *pvalloc(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return aligned(page, n ? (n + page - 1) & ~(page - 1) : page);
+	return aligned(page, n ? (n + page - 1) & ~(page - 1) : page, CALLER());
 }
 
 RTO_EXPORT size_t malloc_usable_size(void *p)
@@ -400,6 +420,7 @@ void rto_malloc_init(void)
 	Dl_info info;
 
 	find_first();
+	rto_free_defer_init(rto_next_free_now);
 	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
 		return;
 	void *first = dlsym(RTLD_DEFAULT, "malloc");

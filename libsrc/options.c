@@ -241,6 +241,12 @@ static const struct word pool_full_words[] = {
 	{NULL, 0},
 };
 
+static const struct word pool_fork_words[] = {
+	{"copy", RTO_POOL_FORK_COPY},
+	{"drop", RTO_POOL_FORK_DROP},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -388,6 +394,7 @@ static const struct key keys[] = {
 	 .accepts = "glibc or pool"},
 	NUMBER(pool_kb, 64, 1048576, "a whole number of KiB from 64 to 1048576"),
 	WORDS(pool_full, pool_full_words, "fallback, fail or abort"),
+	WORDS(pool_fork, pool_fork_words, "copy or drop"),
 	NUMBER(prefault_heap_kb, 0, 1048576, "a whole number of KiB from 0 to 1048576"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),

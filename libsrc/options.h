@@ -28,6 +28,8 @@ enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_AB
 enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
 enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
 enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
+/* pool_fork=: what a fork()ed child gets of the pools of threads other than the forking one. */
+enum rto_pool_fork { RTO_POOL_FORK_COPY = 0, RTO_POOL_FORK_DROP };
 
 /* fd_local= kinds */
 #define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
@@ -68,6 +70,7 @@ struct rto_options {
 	int malloc_mode;	     /* malloc=glibc|pool: RTO_MALLOC_* (rto_malloc.h) */
 	unsigned pool_kb;	     /* pool_kb=N: each marked thread's pool */
 	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
+	int pool_fork;		     /* pool_fork=copy|drop: RTO_POOL_FORK_* */
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
 	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */

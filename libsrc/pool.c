@@ -27,6 +27,7 @@
 #include "callsite.h"
 #include "transport.h"
 #include "report.h"
+#include "resolve.h"
 #include "rto_malloc.h"
 #include "pool_tlsf.h"
 
@@ -34,6 +35,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The real calls (shims.c), never our own wrappers. */
@@ -116,6 +118,9 @@ static struct rto_pool *map_slot(unsigned i)
 
 	if (p != (void *)pool)
 		return NULL;
+	/* pool_fork=drop: no child gets it (the forking thread's own: see fork below). */
+	if (rto_opt.pool_fork == RTO_POOL_FORK_DROP)
+		rto_syscall(SYS_madvise, p, len, MADV_DONTFORK);
 	if (rto_real_mlock(p, len) != 0)
 		rto_say(1, "malloc=pool: mlock of a %zu KiB pool failed (%s): it may be paged out",
 			len / 1024, strerror(errno));
@@ -226,6 +231,8 @@ void rto_pool_free(void *p)
 	struct rto_pool *pool = slot_pool(slot_of(p));
 
 	if (pool != rto_self.pool) {
+		if (RTO_UNLIKELY(uatomic_read(&slots[slot_of(p)]) == SLOT_LOST))
+			return; /* a fork()ed child's lost pool: maybe not even mapped */
 		give_back(pool, p);
 		return;
 	}
@@ -259,17 +266,50 @@ void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high)
 /* ---- fork ----------------------------------------------------------------------- */
 
 /*
+ * pool_fork=drop: every pool is MADV_DONTFORK, so that a fork leaves the
+ * parent's marked threads no copy-on-write page (a write to a shared page
+ * after a fork is a page fault, and a page copy, on the realtime CPU).
+ * The forking thread's own pool goes to the child: DOFORK around the fork.
+ */
+static void own_pool_forks(int advice)
+{
+	if (rto_opt.pool_fork == RTO_POOL_FORK_DROP && rto_self.pool)
+		rto_syscall(SYS_madvise, rto_self.pool, head_bytes + pool_bytes, advice);
+}
+
+static void before_fork(void)
+{
+	own_pool_forks(MADV_DOFORK);
+}
+
+static void parent_after_fork(void)
+{
+	own_pool_forks(MADV_DONTFORK);
+}
+
+/*
  * In the child only the forking thread lives: its pool stays its own (and
  * locked again: locks are not inherited); the others are orphaned, or lost
  * when their owner was inside an operation (their lists may be half
  * changed).  Return queues are emptied: a block another thread was putting
- * back at the fork is not the child's to free.
+ * back at the fork is not the child's to free.  pool_fork=drop: the others
+ * were not copied; their range is reserved again (nothing else may be
+ * mapped where rto_pool_owns looks) and they are lost.
  */
 static void child_after_fork(void)
 {
 	for (unsigned i = 0; i < POOL_SLOTS; i++) {
 		int s = slots[i];
 		struct rto_pool *pool = slot_pool(i);
+		if (s == SLOT_UNUSED)
+			continue;
+		if (rto_opt.pool_fork == RTO_POOL_FORK_DROP && pool != rto_self.pool) {
+			rto_real_mmap(pool, head_bytes + pool_bytes, PROT_NONE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+				      0);
+			slots[i] = SLOT_LOST;
+			continue;
+		}
 		if (s == SLOT_CLAIMING)
 			slots[i] = SLOT_LOST;
 		if (s != SLOT_OWNED && s != SLOT_ORPHANED)
@@ -281,6 +321,8 @@ static void child_after_fork(void)
 		}
 		slots[i] = pool->busy ? SLOT_LOST : SLOT_ORPHANED;
 	}
+	rto_free_defer_after_fork();
+	rto_pool_events_after_fork();
 }
 
 /* ---- load ------------------------------------------------------------------------- */
@@ -307,7 +349,7 @@ void rto_pool_init(void)
 	uintptr_t base = ((uintptr_t)r + ((uintptr_t)1 << slot_shift) - 1) &
 			 ~(((uintptr_t)1 << slot_shift) - 1);
 	pthread_key_create(&exit_key, owner_exits);
-	pthread_atfork(NULL, NULL, child_after_fork);
+	pthread_atfork(before_fork, parent_after_fork, child_after_fork);
 	rto_pool_base = base;
 	rto_pool_span = span;
 	pools_on = 1;

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* malloc= and pool_full= values: RTO_MALLOC_*, RTO_POOL_FULL_* (options.h). */
+/* malloc= and pool_full= values: RTO_MALLOC_*, RTO_POOL_FULL_*, pool_fork=: RTO_POOL_FORK_*
+ * (options.h). */
 
 /* malloc.c, at load: pools on or off (off when another malloc must win). */
 RTO_HIDDEN void rto_malloc_init(void);
@@ -52,6 +53,40 @@ RTO_HIDDEN void rto_pool_free(void *p);
 RTO_HIDDEN size_t rto_pool_usable(const void *p);
 /* Every pool: bytes held, in use, free (mallinfo2, malloc_stats). */
 RTO_HIDDEN void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high);
+
+/* ---- free_defer.c --------------------------------------------------------- */
+
+/* A marked thread with a pool frees a next-allocator block: queued, wait-free. */
+RTO_HIDDEN void rto_free_defer(void *p);
+/* At load, malloc.c: the next allocator's free, for the drains. */
+RTO_HIDDEN void rto_free_defer_init(void (*next_free)(void *p));
+/* Blocks queued? */
+RTO_HIDDEN int rto_free_defer_pending(void);
+/* Not a realtime thread: free up to max queued blocks (0 when another drains). */
+RTO_HIDDEN size_t rto_free_defer_drain(size_t max);
+/* Blocks freed from the queue so far. */
+RTO_HIDDEN uint64_t rto_free_defer_freed(void);
+/* fork()ed child, forking thread: mend the copied queue and free its blocks. */
+RTO_HIDDEN void rto_free_defer_after_fork(void);
+/* The next allocator's free, never deferred (malloc.c). */
+RTO_HIDDEN void rto_next_free_now(void *p);
+
+/* ---- pool_events.c -------------------------------------------------------- */
+
+enum {
+	RTO_POOL_FN_MALLOC,
+	RTO_POOL_FN_CALLOC,
+	RTO_POOL_FN_REALLOC,
+	RTO_POOL_FN_MEMALIGN,
+	RTO_POOL_FN_COUNT
+};
+RTO_HIDDEN const char *rto_pool_fn_name(int fn);
+/* Realtime side: fn (RTO_POOL_FN_*) found the pool full, called from ip. */
+RTO_HIDDEN void rto_pool_event(int fn, const void *ip);
+/* Reporting side: name, report and count the sites recorded since last time (wait: at exit). */
+RTO_HIDDEN void rto_pool_events_flush(int wait);
+RTO_HIDDEN void rto_pool_events_after_fork(void);
+/* pool_events.c names the sites through callsite.c (rto_callsite_at_ip, callsite.h). */
 
 /* ---- heap_recipe.c -------------------------------------------------------- */
 

@@ -158,20 +158,23 @@ static void *steady_thread(void *arg)
 	if (rt_offload_mark_thread() != 0)
 		exit(91);
 	s->arena_after = mallinfo2().arena;
-	for (int i = 0; i < 20000; i++) /* warm-up: the same kind of work */
-		mixed_op(slot, size, tag, s);
-	s->ops = 0;
-	s->lo = UINTPTR_MAX;
-	s->hi = 0;
-	s->filter_rc = witness();
-	getrusage(RUSAGE_THREAD, &r0);
-	long t0 = atomic_load(&traps);
-	for (int i = 0; i < 100000; i++)
-		mixed_op(slot, size, tag, s);
-	s->traps = atomic_load(&traps) - t0;
-	getrusage(RUSAGE_THREAD, &r1);
-	s->minflt = r1.ru_minflt - r0.ru_minflt;
-	s->majflt = r1.ru_majflt - r0.ru_majflt;
+	/* Warm-up: the same work, through the same code (its pages mapped, not only the loop's). */
+	for (int round = 0; round < 2; round++) {
+		int n = round ? 100000 : 20000;
+		if (round)
+			s->filter_rc = witness();
+		s->ops = 0;
+		s->lo = UINTPTR_MAX;
+		s->hi = 0;
+		getrusage(RUSAGE_THREAD, &r0);
+		long t0 = atomic_load(&traps);
+		for (int i = 0; i < n; i++)
+			mixed_op(slot, size, tag, s);
+		s->traps = atomic_load(&traps) - t0;
+		getrusage(RUSAGE_THREAD, &r1);
+		s->minflt = r1.ru_minflt - r0.ru_minflt;
+		s->majflt = r1.ru_majflt - r0.ru_majflt;
+	}
 	atomic_store(&s->done, 1);
 	for (;;) /* parked: the filter would trap what ending a thread takes */
 		__builtin_ia32_pause();
@@ -314,6 +317,47 @@ static int full(void)
 	return 0;
 }
 
+/* ---- full_quiet: pool_full=fail events make no system call, sites still reported -------- */
+
+static atomic_int quiet_done;
+static long quiet_r[3];
+
+static void *quiet_thread(void *arg)
+{
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+	(void)arg;
+
+	sigaction(SIGSYS, &sa, NULL);
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	quiet_r[0] = witness();
+	long t0 = atomic_load(&traps);
+	volatile int five = 5, two = 2; /* loops, not copies of the call: one site each */
+	for (int i = 0; i < five; i++)	/* site 1: five events */
+		quiet_r[1] += malloc(1 << 20) == NULL;
+	for (int i = 0; i < two; i++) /* site 2: two */
+		quiet_r[1] += calloc(1, 1 << 20) == NULL;
+	void *q = NULL; /* site 3: one */
+	quiet_r[1] += posix_memalign(&q, 64, 1 << 20) == ENOMEM;
+	quiet_r[2] = atomic_load(&traps) - t0;
+	atomic_store(&quiet_done, 1);
+	for (;;) /* parked: the filter would trap what ending a thread takes */
+		__builtin_ia32_pause();
+}
+
+static int full_quiet(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, quiet_thread, NULL))
+		return 90;
+	while (!atomic_load(&quiet_done))
+		usleep(1000);
+	printf("filter_rc=%ld failed=%ld traps=%ld\n", quiet_r[0], quiet_r[1], quiet_r[2]);
+	fflush(stdout);
+	exit(0); /* the library's destructor reports the sites */
+}
+
 /* ---- fork: the child's pools ---------------------------------------------------------- */
 
 static char *other_block;
@@ -376,6 +420,64 @@ static int forks(void)
 	atomic_store(&other_release, 1);
 	pthread_join(other, NULL);
 	printf("child=%ld parent_ok=%ld\n", r[0], r[1]);
+	return 0;
+}
+
+/* ---- fork_cow: a marked thread's faults in the parent after another thread forks ------- */
+
+#define COW_BYTES (2 << 20)
+
+static atomic_int cow_ready, cow_forked, cow_done;
+static long cow_minflt = -1;
+
+static void *cow_thread(void *arg)
+{
+	struct rusage r0, r1;
+	(void)arg;
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	char *b = malloc(COW_BYTES);
+	if (!b)
+		exit(92);
+	memset(b, 1, COW_BYTES); /* the pool is prefaulted: this is only to compare with */
+	atomic_store(&cow_ready, 1);
+	while (!atomic_load(&cow_forked))
+		__builtin_ia32_pause();
+	getrusage(RUSAGE_THREAD, &r0);
+	memset(b, 2, COW_BYTES); /* the child still lives: shared pages would be copied now */
+	getrusage(RUSAGE_THREAD, &r1);
+	cow_minflt = r1.ru_minflt - r0.ru_minflt;
+	free(b);
+	atomic_store(&cow_done, 1);
+	return NULL;
+}
+
+static int fork_cow(void)
+{
+	pthread_t t;
+	int fds[2];
+
+	if (pipe(fds) || pthread_create(&t, NULL, cow_thread, NULL))
+		return 90;
+	while (!atomic_load(&cow_ready))
+		usleep(1000);
+	pid_t pid = fork();
+	if (pid == 0) { /* lives until the parent's thread has written its pool again */
+		char c;
+		close(fds[1]);
+		char *own = malloc(100); /* unmarked: the next malloc, as ever */
+		_exit(read(fds[0], &c, 1) == 0 && own ? 0 : 1);
+	}
+	close(fds[0]);
+	atomic_store(&cow_forked, 1);
+	while (!atomic_load(&cow_done))
+		usleep(1000);
+	close(fds[1]);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	pthread_join(t, NULL);
+	printf("child=%d minflt=%ld\n", WIFEXITED(st) ? WEXITSTATUS(st) : 100, cow_minflt);
 	return 0;
 }
 
@@ -538,6 +640,199 @@ static int recipe(int filtered)
 	_exit(0);
 }
 
+/* ---- defer: glibc blocks freed by a marked thread ------------------------------------ */
+
+#define DEFER_SMALL 10000 /* 1 KiB: the main arena (trimmed when freed) */
+#define DEFER_BIG   64	  /* 256 KiB: mmapped (unmapped when freed) */
+#define DEFER_MOVED 32	  /* 200 KiB, realloc'ed into the pool */
+
+static void *dsmall[DEFER_SMALL], *dbig[DEFER_BIG];
+static unsigned char *dmoved[DEFER_MOVED];
+
+struct defer {
+	atomic_int marked, go, done;
+	long filter_rc, traps, bad;
+};
+
+/* A block's pattern: its index in the first and last byte. */
+static void *patterned(size_t n, int i)
+{
+	unsigned char *p = malloc(n);
+	if (!p)
+		exit(92);
+	memset(p, 0x5a, n);
+	p[0] = p[n - 1] = (unsigned char)i;
+	return p;
+}
+
+static void *defer_thread(void *arg)
+{
+	struct defer *d = arg;
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+
+	sigaction(SIGSYS, &sa, NULL);
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	atomic_store(&d->marked, 1);
+	while (!atomic_load(&d->go))
+		__builtin_ia32_pause();
+	d->filter_rc = witness();
+	long t0 = atomic_load(&traps);
+	for (int i = 0; i < DEFER_SMALL; i++)
+		free(dsmall[i]);
+	for (int i = 0; i < DEFER_BIG; i++)
+		free(dbig[i]);
+	/* glibc -> pool: the bytes move, the glibc block is freed by the helper. */
+	for (int i = 0; i < DEFER_MOVED; i++) {
+		size_t n = 200 * 1024;
+		unsigned char *q = realloc(dmoved[i], n + 4096);
+		if (!q || q[0] != (unsigned char)i || q[n - 1] != (unsigned char)i ||
+		    q[n / 2] != 0x5a)
+			d->bad++;
+		free(q); /* back to the pool: its use is as before */
+	}
+	d->traps = atomic_load(&traps) - t0;
+	atomic_store(&d->done, 1);
+	for (;;) /* parked: the filter would trap what ending a thread takes */
+		__builtin_ia32_pause();
+}
+
+/* glibc's in-use and mmapped bytes back where they were: the helper freed them. */
+static int released(const struct mallinfo2 *base)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.hblkhd <= base->hblkhd && mi.uordblks <= base->uordblks + 64 * 1024;
+}
+
+static int wait_released(const struct mallinfo2 *base)
+{
+	for (int i = 0; i < 10000; i++) { /* a helper wakes at least once a second */
+		if (released(base))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* how: 0 wait for the helper, 1 fork at once, 2 exit at once. */
+static int defer(int how)
+{
+	static struct defer d;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, defer_thread, &d))
+		return 90;
+	while (!atomic_load(&d.marked))
+		usleep(1000);
+	struct mallinfo2 base = mallinfo2();
+	for (int i = 0; i < DEFER_SMALL; i++)
+		dsmall[i] = patterned(1024, i);
+	for (int i = 0; i < DEFER_BIG; i++)
+		dbig[i] = patterned(256 * 1024, i);
+	for (int i = 0; i < DEFER_MOVED; i++)
+		dmoved[i] = patterned(200 * 1024, i);
+	struct mallinfo2 full = mallinfo2();
+	long grew = (long)(full.uordblks - base.uordblks) / 1024;
+	long mapped = (long)(full.hblkhd - base.hblkhd) / 1024;
+	atomic_store(&d.go, 1);
+	while (!atomic_load(&d.done))
+		usleep(1000);
+	printf("filter_rc=%ld traps=%ld bad=%ld grew_kb=%ld mapped_kb=%ld ", d.filter_rc, d.traps,
+	       d.bad, grew, mapped);
+	if (how == 2) { /* the library's destructor frees what is queued */
+		printf("exiting=1\n");
+		fflush(stdout);
+		exit(0);
+	}
+	if (how == 1) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) /* the child's copy of the queue was freed in fork() */
+			_exit(released(&base) ? 0 : 1);
+		int st = -1;
+		waitpid(pid, &st, 0);
+		printf("child=%d ", WIFEXITED(st) ? WEXITSTATUS(st) : 100);
+	}
+	printf("released=%d\n", wait_released(&base));
+	fflush(stdout);
+	_exit(0);
+}
+
+/* ---- defer_stress: forks while a marked thread keeps freeing glibc blocks ------------- */
+
+#define RING	     4096
+#define STRESS_FORKS 12
+
+static void *ring[RING];
+static atomic_ulong ring_head, ring_tail;
+static atomic_int stress_stop, consumer_marked;
+
+static void *producer(void *arg)
+{
+	(void)arg;
+	for (unsigned long h = 0; !atomic_load(&stress_stop);) {
+		if (h - atomic_load(&ring_tail) >= RING) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		ring[h % RING] = malloc(64 + (h % 8) * 100);
+		atomic_store(&ring_head, ++h);
+		if (h % 64 == 0) /* about 64k blocks a second: what worker 0 frees stays small */
+			usleep(1000);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	atomic_store(&consumer_marked, 1);
+	for (unsigned long t = 0;;) {
+		if (t == atomic_load(&ring_head)) {
+			if (atomic_load(&stress_stop) && t == atomic_load(&ring_head))
+				return NULL;
+			usleep(200); /* the machine's other CPU is the forker's */
+			continue;
+		}
+		free(ring[t % RING]); /* queued for worker 0 */
+		atomic_store(&ring_tail, ++t);
+		if (t % 32 == 0) /* an offloaded call: worker 0 then drains, as forks happen */
+			access(".", F_OK);
+	}
+}
+
+static int defer_stress(void)
+{
+	pthread_t p, c;
+	int bad = 0;
+
+	if (pthread_create(&c, NULL, consumer, NULL))
+		return 90;
+	while (!atomic_load(&consumer_marked))
+		usleep(1000);
+	if (pthread_create(&p, NULL, producer, NULL))
+		return 90;
+	for (int i = 0; i < STRESS_FORKS; i++) {
+		usleep(10000);
+		pid_t pid = fork();
+		if (pid == 0) { /* the queue's copy was mended and freed in fork() */
+			void *q = malloc(1000);
+			free(q);
+			_exit(q ? 0 : 1);
+		}
+		int st = -1;
+		waitpid(pid, &st, 0);
+		bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	atomic_store(&stress_stop, 1);
+	pthread_join(p, NULL);
+	pthread_join(c, NULL);
+	printf("forks=%d bad_children=%d\n", STRESS_FORKS, bad);
+	return 0;
+}
+
 /* ---- preinit: allocations before any constructor, the library's included ------------ */
 
 static long preinit_ok = -1;
@@ -575,14 +870,26 @@ int main(int argc, char **argv)
 		return cross();
 	if (!strcmp(argv[1], "full"))
 		return full();
+	if (!strcmp(argv[1], "full_quiet"))
+		return full_quiet();
 	if (!strcmp(argv[1], "fork"))
 		return forks();
+	if (!strcmp(argv[1], "fork_cow"))
+		return fork_cow();
 	if (!strcmp(argv[1], "exit"))
 		return exits();
 	if (!strcmp(argv[1], "info"))
 		return info();
 	if (!strcmp(argv[1], "remote"))
 		return remote();
+	if (!strcmp(argv[1], "defer"))
+		return defer(0);
+	if (!strcmp(argv[1], "defer_fork"))
+		return defer(1);
+	if (!strcmp(argv[1], "defer_exit"))
+		return defer(2);
+	if (!strcmp(argv[1], "defer_stress"))
+		return defer_stress();
 	if (!strcmp(argv[1], "recipe"))
 		return recipe(1);
 	if (!strcmp(argv[1], "recipe_control"))

@@ -62,6 +62,47 @@ Test(memory, steady_state_has_no_syscall_and_no_fault)
 	cr_expect_leq(kv(pr.out, "span_kb", -1), 16384, "%s", pr.out);
 }
 
+/*
+ * A marked thread frees 10k glibc blocks an unmarked one made (and moves
+ * 32 into its pool with realloc) under a filter that traps every system
+ * call: none, yet glibc's in-use and mmapped bytes come back (helper 0
+ * frees them).  The control, malloc=glibc, frees them there: system calls.
+ */
+Test(memory, glibc_blocks_freed_by_a_marked_thread_go_to_the_helper)
+{
+	run(MEM_CHILD, "defer", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_assert_eq(kv(pr.out, "filter_rc", -1), 0, "witness filter refused: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "system calls on the marked thread: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad", -1), 0, "realloc lost bytes: %s", pr.out);
+	cr_expect_geq(kv(pr.out, "grew_kb", -1), 10000, "%s", pr.out);
+	cr_expect_geq(kv(pr.out, "mapped_kb", -1), 16384, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "released", -1), 1, "the blocks were never freed: %s", pr.out);
+	run(MEM_CHILD, "defer", "malloc=glibc", &pr);
+	assert_exit0(&pr);
+	cr_expect_gt(kv(pr.out, "traps", -1), 0, "the control made no system call: %s", pr.out);
+}
+
+/* The queue at a fork is the child's to free (at once), and the parent's still. */
+Test(memory, deferred_frees_survive_fork_and_exit)
+{
+	run(MEM_CHILD, "defer_fork", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "the child's copy was not freed: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "released", -1), 1, "%s", pr.out);
+	/* exit() with the queue full: the destructor frees it, nothing twice. */
+	run(MEM_CHILD, "defer_exit", "malloc=pool:pool_kb=16384", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "exiting", -1), 1, "%s", pr.out);
+	cr_expect_null(strstr(pr.err, "free()"), "glibc complained: %s", pr.err);
+	/* Forks while worker 0 drains (often inside a drain): every child sound. */
+	run(MEM_CHILD, "defer_stress", "malloc=pool", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "forks", -1), 12, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad_children", -1), 0, "%s %s", pr.out, pr.err);
+}
+
 Test(memory, blocks_change_threads)
 {
 	/* 150 KiB of 256, twice: the second round needs the first round's blocks back. */
@@ -118,6 +159,45 @@ Test(memory, pool_full_fail_is_enomem)
 		  fb, fail);
 }
 
+/*
+ * The realtime side of pool_full= notes the return address only: under a
+ * filter that traps every system call, three sites fail 8 times without
+ * one; the sites are reported (once each) and counted at exit.
+ */
+Test(memory, pool_full_sites_cost_the_realtime_thread_no_system_call)
+{
+	run(MEM_CHILD, "full_quiet", "malloc=pool:pool_kb=64:pool_full=fail:stats=1", &pr);
+	assert_exit0(&pr);
+	cr_assert_eq(kv(pr.out, "filter_rc", -1), 0, "witness filter refused: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "failed", -1), 8, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "traps", -1), 0, "system calls at pool_full: %s", pr.out);
+	int reports = 0;
+	for (const char *s = pr.err; (s = strstr(s, "==rtoffload: pool_full '")); s++)
+		reports++;
+	cr_expect_eq(reports, 3, "stderr: %s", pr.err);
+	cr_expect_not_null(strstr(pr.err, "SUMMARY: rtoffload: pool_full 'calloc' in quiet_thread"),
+			   "%s", pr.err);
+	/* The exit report's rows: "rtoffload: site WHERE EVENT FN count N". */
+	const char *fns[] = {"malloc", "calloc", "memalign"};
+	const long counts[] = {5, 2, 1};
+	int seen = 0;
+	for (const char *row = pr.err; (row = strstr(row, "rtoffload: site ")); row++) {
+		char where[64], event[32], fn[32];
+		long count;
+		if (sscanf(row, "rtoffload: site %63s %31s %31s count %ld", where, event, fn,
+			   &count) != 4 ||
+		    strcmp(event, "pool_full"))
+			continue;
+		cr_expect_str_eq(where, "quiet_thread");
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(fn, fns[i])) {
+				cr_expect_eq(count, counts[i], "%s: %s", fn, pr.err);
+				seen |= 1 << i;
+			}
+	}
+	cr_expect_eq(seen, 7, "site rows missing: %s", pr.err);
+}
+
 Test(memory, pool_full_abort)
 {
 	run(MEM_CHILD, "full", "malloc=pool:pool_kb=64:pool_full=abort", &pr);
@@ -132,6 +212,24 @@ Test(memory, fork_child_keeps_its_pool)
 	assert_exit0(&pr);
 	cr_expect_eq(kv(pr.out, "child", -1), 0, "child: %s %s", pr.out, pr.err);
 	cr_expect_eq(kv(pr.out, "parent_ok", -1), 1, "%s", pr.out);
+}
+
+/*
+ * A thread forks while a marked thread's 2 MiB pool block is written; the
+ * child lives on meanwhile.  pool_fork=copy (the default): the marked
+ * thread's writes in the parent take copy-on-write faults; pool_fork=drop:
+ * its pool was not given to the child, no fault.
+ */
+Test(memory, pool_fork_drop_spares_the_parent_copy_on_write_faults)
+{
+	run(MEM_CHILD, "fork_cow", "malloc=pool:pool_kb=4096", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "%s", pr.out);
+	cr_expect_gt(kv(pr.out, "minflt", -1), 0, "the control took no fault: %s", pr.out);
+	run(MEM_CHILD, "fork_cow", "malloc=pool:pool_kb=4096:pool_fork=drop", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "child", -1), 0, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "minflt", -1), 0, "copy-on-write faults in the parent: %s", pr.out);
 }
 
 Test(memory, pool_outlives_its_thread)
@@ -221,7 +319,8 @@ Test(memory, allocations_before_any_constructor)
 
 Test(memory, bad_options_stop_the_program)
 {
-	const char *bad[] = {"malloc=tlsf", "pool_kb=10", "pool_full=wait", "prefault_heap_kb=x"};
+	const char *bad[] = {"malloc=tlsf", "pool_kb=10", "pool_full=wait", "pool_fork=share",
+			     "prefault_heap_kb=x"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run(MEM_CHILD, "preinit", bad[i], &pr);
 		cr_expect(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 78, "%s: status %#x",
