@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 /* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
@@ -321,9 +322,9 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 
 /*
  * helper_wake=predict, for the polling worker: follow predict.c's plans.
- * 1: work came.  0: sleep until a caller wakes us (every periodic caller
- * is overdue).  -1: no periodic caller, today's polling.  Bounded: a few
- * plans, then idle() sleeps as usual.
+ * 1: work came.  0: sleep until a caller wakes us.  -1: no periodic
+ * caller, or every one overdue: today's polling.  Bounded: a few plans,
+ * then idle() sleeps as usual.
  */
 static int wait_predicted(struct rto_queue *q)
 {
@@ -332,10 +333,14 @@ static int wait_predicted(struct rto_queue *q)
 	for (int turn = 0; turn < 8; turn++) {
 		uint64_t now = rto_now_ns();
 		int kind = rto_predict_plan(&q->predict, now, &p);
-		if (kind == RTO_PLAN_NONE)
+		/*
+		 * Every periodic caller overdue: a loop that woke later than
+		 * its window allowed comes soon, so poll helper_idle_us more
+		 * (today's idle polling) before the untimed sleep that would
+		 * cost that call a FUTEX_WAKE and a wake-up.
+		 */
+		if (kind == RTO_PLAN_NONE || kind == RTO_PLAN_SLEEP)
 			return -1;
-		if (kind == RTO_PLAN_SLEEP)
-			return 0;
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
 		if (poll_until(q, p.poll_until)) {
@@ -446,6 +451,13 @@ static void *worker_main(void *arg)
 
 	rto_is_helper = 1;
 	rto_helper_watches = arg == NULL; /* worker 0 */
+	/*
+	 * A timed nap must end when asked: a SCHED_OTHER thread's timers may
+	 * fire up to timer_slack_ns (50 us by default) late, and a helper
+	 * naps at SCHED_OTHER under helper_priority=none and after its
+	 * realtime polling budget ran out (pollcap.c).
+	 */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rto_signal_worker_init();
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);

@@ -11,8 +11,10 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define RTO_PRED_SLOTS 8 /* marked threads followed at once; the least recent goes */
-#define RTO_PRED_GAPS  8 /* burst-to-burst gaps kept per thread */
+#define RTO_PRED_SLOTS	      8	  /* marked threads followed at once; the least recent goes */
+#define RTO_PRED_GAPS	      32  /* burst-to-burst gaps kept per thread */
+#define RTO_PRED_LATES	      128 /* lateness samples of timed naps kept */
+#define RTO_PRED_LATE_BUCKETS 7
 
 /* One marked thread's call pattern, keyed by the address of its TLS state. */
 struct rto_pattern {
@@ -35,11 +37,22 @@ struct rto_predict {
 	pthread_mutex_t lock;
 	struct rto_pattern p[RTO_PRED_SLOTS];
 	uint64_t window_ns;	       /* adaptive poll window (haltpoll): 0 = not set yet */
-	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a moving average */
-	uint64_t overshoot_dev_ns;     /* ... and its moving mean deviation */
-	uint64_t slept_at;	       /* the predicting helper's last sleep began */
-	uint64_t woke_at;	       /* ... and ended; UINT64_MAX while it sleeps */
-	uint64_t grows, shrinks, naps; /* for the tests and the stats */
+	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a high percentile */
+	uint32_t late[RTO_PRED_LATES]; /* ... of these last lateness samples, ns, a ring */
+	unsigned nlate;
+	uint64_t slept_at;		/* the predicting helper's last sleep began */
+	uint64_t woke_at;		/* ... and ended; UINT64_MAX while it sleeps */
+	uint64_t grows, shrinks, naps;	/* for the tests and the stats */
+	uint64_t plan_from, plan_until; /* the window last planned (for the counts below) */
+	struct rto_predict_counts {
+		/* Bursts of periodic threads, by where their first call fell. */
+		uint64_t in_window;	/* inside the planned window, the poller awake */
+		uint64_t before_window; /* before it opened: too short a lead */
+		uint64_t nap_late;	/* inside it, but the poller's nap had not ended */
+		uint64_t after_window;	/* after it closed: the loop itself was late */
+		/* How late the poller's timed naps ended: < 5, 10, 20, 40, 80, 160, more us. */
+		uint64_t late_hist[RTO_PRED_LATE_BUCKETS];
+	} counts;
 	/* pollcap.c: realtime polling budget, touched by the one poller only. */
 	uint64_t cap_slice_at, cap_used_ns;
 };
