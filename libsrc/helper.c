@@ -41,12 +41,27 @@
 #define RTO_HELPER_STACK (1024 * 1024)
 
 static __thread int rto_is_helper RTO_TLS;
-static __thread int rto_helper_prio RTO_TLS;	/* current, for inherit: -1 unknown */
-static __thread int rto_helper_watches RTO_TLS; /* worker 0: only helpers left? (lifetime.c) */
+static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
+static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
+static __thread unsigned rto_helper_index RTO_TLS; /* its row of q->running */
 
 int rto_helper_is_self(void)
 {
 	return rto_is_helper;
+}
+
+/*
+ * Which worker runs r.  A kick is rare (a signal or a cancellation during
+ * a call), so the request carries no worker field in its first line and
+ * the caller looks through the workers' rows instead; each row is written
+ * by its own worker only and lies in a line of its own.
+ */
+int rto_helper_running(const struct rto_req *r)
+{
+	for (unsigned i = 0; i < RTO_WORKERS_MAX; i++)
+		if (CMM_LOAD_SHARED(rto_q->running[i].req) == r)
+			return CMM_LOAD_SHARED(rto_q->running[i].tid);
+	return 0;
 }
 
 /* ---- request order ------------------------------------------------------ */
@@ -61,6 +76,13 @@ static void pending_insert(struct rto_queue *q, struct rto_req *r)
 	/* An enqueuer stored r's next atomically (helgrind_annot.h). */
 	CMM_STORE_SHARED(r->node.next, (struct cds_wfcq_node *)*pp);
 	CMM_STORE_SHARED(*pp, r); /* q->pending is read without the lock */
+}
+
+/* A request's 32-bit t0 in full: it was made less than 4.2 s ago (else: predict.c errs). */
+static uint64_t widen(uint32_t t0)
+{
+	uint64_t now = rto_now_ns();
+	return now - (uint32_t)((uint32_t)now - t0);
 }
 
 /* Move what callers enqueued into the priority list.  Under q->dispatch. */
@@ -78,8 +100,8 @@ static void drain_queue(struct rto_queue *q)
 		if (!node || node == CDS_WFCQ_WOULDBLOCK)
 			return;
 		struct rto_req *r = caa_container_of(node, struct rto_req, node);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
-			rto_predict_arrival(&q->predict, r->key, r->t0);
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && r->key)
+			rto_predict_arrival(&q->predict, r->key, widen(r->t0));
 		pending_insert(q, r);
 	}
 }
@@ -199,11 +221,15 @@ static void execute(struct rto_req *r)
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
 		rto_real_pthread_sigmask(SIG_SETMASK, &caller, &all);
 	}
-	if (r->lent)
+	int lent = r->flags & RTO_RQ_LENT;
+	if (lent)
 		rto_stream_borrow(r->stream);
 
-	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
-	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
+	/* The caller may interrupt us (transport.c's kick finds us here). */
+	struct rto_running *me = &rto_q->running[rto_helper_index];
+	CMM_STORE_SHARED(me->req, r);
+	/* Only a thread with a locale of its own sends it: TLS writes, no syscall. */
+	locale_t own = (r->flags & RTO_RQ_LOCALE) ? uselocale((locale_t)r->locale) : NULL;
 	/* The request's second line only for the calls that need it: it stays on the caller. */
 	int dns = r->fn->flags & RTO_F_RESOLVER;
 	struct __res_state own_res;
@@ -211,26 +237,36 @@ static void execute(struct rto_req *r)
 	if (res)
 		rto_resolver_take(res, &own_res);
 	errno = r->err;
-	r->faulted = rto_signal_run_guarded(r);
+	int faulted = rto_signal_run_guarded(r);
 	r->err = errno;
 	if (res)
 		rto_resolver_give_back(res, &own_res);
-	if (RTO_UNLIKELY(r->faulted))
+	if (RTO_UNLIKELY(faulted)) {
+		r->flags |= RTO_RQ_FAULTED;
 		rto_stream_release_if_mine(r->file);
+	}
 	if (dns)
 		r->h_err = h_errno;
 	if (RTO_UNLIKELY(r->fn->flags & RTO_F_DLERROR))
 		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
-	uselocale(own);
+	if (own)
+		uselocale(own);
 	int signo = take_call_signal(r->err);
 	if (RTO_UNLIKELY(signo))
 		r->signo = signo; /* the caller zeroed it */
 
-	if (r->lent)
+	if (lent)
 		rto_stream_return(r->stream, r->owner);
 	if (process)
 		rto_real_pthread_sigmask(SIG_SETMASK, &all, NULL);
 
+	/*
+	 * Before DONE: once published, r's stack may hold the caller's next
+	 * request, which a kick must not mistake for ours.  A caller that
+	 * finds nobody sends no signal and kicks again later (its KICKING
+	 * holds our publish back meanwhile).
+	 */
+	CMM_STORE_SHARED(me->req, NULL);
 	publish(r);
 }
 
@@ -419,8 +455,6 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	}
 }
 
-#define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
-
 static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
 
 /*
@@ -451,6 +485,7 @@ static void *worker_main(void *arg)
 
 	rto_is_helper = 1;
 	rto_helper_watches = arg == NULL; /* worker 0 */
+	rto_helper_index = (unsigned)(uintptr_t)arg;
 	/*
 	 * A timed nap must end when asked: a SCHED_OTHER thread's timers may
 	 * fire up to timer_slack_ns (50 us by default) late, and a helper
@@ -459,6 +494,7 @@ static void *worker_main(void *arg)
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rto_signal_worker_init();
+	CMM_STORE_SHARED(q->running[rto_helper_index].tid, rto_signal_worker_tid());
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
 	for (;;) {
@@ -468,11 +504,11 @@ static void *worker_main(void *arg)
 			check_cpu();
 			continue;
 		}
-		const void *key = r->key; /* r is the caller's again once published */
+		uint16_t key = r->key; /* r is the caller's again once published */
 		uatomic_add(&q->busy, 1);
 		execute(r);
 		uatomic_add(&q->busy, -1);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			rto_predict_done(&q->predict, key, rto_now_ns());
 	}
 	return NULL;

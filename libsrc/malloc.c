@@ -144,10 +144,10 @@ static void find_first(void);
 static struct rto_counters no_counters;
 enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_MEMALIGN, FN_COUNT };
 static struct rto_fn pool_fns[FN_COUNT] = {
-	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
+	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, 0, &no_counters, 0},
+	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, 0, &no_counters, 0},
+	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, 0, &no_counters, 0},
+	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, 0, &no_counters, 0},
 };
 
 /* The caller's pool, or NULL: marked, malloc=pool, and it has one. */

@@ -53,7 +53,7 @@ static void defaults(struct rto_predict *s)
 	}
 }
 
-static struct rto_pattern *find(struct rto_predict *s, const void *key)
+static struct rto_pattern *find(struct rto_predict *s, uint16_t key)
 {
 	for (int i = 0; i < RTO_PRED_SLOTS; i++)
 		if (s->p[i].key == key)
@@ -62,7 +62,7 @@ static struct rto_pattern *find(struct rto_predict *s, const void *key)
 }
 
 /* key's slot, or a free one, or the least recently used one, cleared. */
-static struct rto_pattern *slot(struct rto_predict *s, const void *key)
+static struct rto_pattern *slot(struct rto_predict *s, uint16_t key)
 {
 	struct rto_pattern *e = find(s, key), *old = &s->p[0];
 
@@ -133,7 +133,7 @@ static void count_arrival(struct rto_predict *s, uint64_t t0)
 		c->in_window++;
 }
 
-void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
+void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0)
 {
 	if (!key || !t0) /* the library's own notices: not a thread's pattern */
 		return;
@@ -183,7 +183,7 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 	rto_mutex_unlock(&s->lock);
 }
 
-void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now)
+void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now)
 {
 	if (!key)
 		return;

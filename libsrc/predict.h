@@ -16,9 +16,9 @@
 #define RTO_PRED_LATES	      128 /* lateness samples of timed naps kept */
 #define RTO_PRED_LATE_BUCKETS 7
 
-/* One marked thread's call pattern, keyed by the address of its TLS state. */
+/* One marked thread's call pattern, keyed by a hash of its TLS address (request.h). */
 struct rto_pattern {
-	const void *key;
+	uint16_t key;
 	uint64_t last_t0;	     /* when its last call was made (the caller's clock) */
 	uint64_t last_done;	     /* when a helper published its last call */
 	uint64_t last_start;	     /* t0 of the first call of its last burst */
@@ -69,9 +69,9 @@ struct rto_plan {
 };
 
 /* A request of key, made at t0, was taken from the queue (under the dispatch lock). */
-RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0);
+RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0);
 /* A helper published key's call at now. */
-RTO_HIDDEN void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now);
+RTO_HIDDEN void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
 /* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */
