@@ -492,7 +492,7 @@ static void *worker_main(void *arg)
 	 * naps at SCHED_OTHER under helper_priority=none and after its
 	 * realtime polling budget ran out (pollcap.c).
 	 */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	RTO_HAND_REAL(prctl)(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rto_signal_worker_init();
 	CMM_STORE_SHARED(q->running[rto_helper_index].tid, rto_signal_worker_tid());
 	uatomic_add_return(&q->awake, 1);
