@@ -72,17 +72,20 @@ struct rto_fn {
 	unsigned char cls;	 /* enum rto_class */
 	unsigned char handling;	 /* enum rto_handling */
 	unsigned short flags;	 /* enum rto_fn_flag */
+	unsigned char args_size; /* its args travel inside the request: their size; else 0 */
 	struct rto_counters *ctr;
 	int first_done; /* RTO_F_FIRST: a marked call of it ran on a helper (route.c) */
 };
 
 /* Every descriptor also lands in section rto_fns, for the stats walk. */
-#define RTO_FN_FULL(fname, class, handl, runfn, fflags)                                           \
-	static struct rto_counters rto_ctr_##fname;                                               \
-	RTO_HIDDEN struct rto_fn rto_fn_##fname = {#fname,	     runfn, class, handl, fflags, \
-						   &rto_ctr_##fname, 0};                          \
-	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) =   \
+#define RTO_FN_ARGS(fname, class, handl, runfn, fflags, size)                                   \
+	static struct rto_counters rto_ctr_##fname;                                             \
+	RTO_HIDDEN struct rto_fn rto_fn_##fname = {                                             \
+		#fname, runfn, class, handl, fflags, size, &rto_ctr_##fname, 0};                \
+	static struct rto_fn *const rto_fnp_##fname __attribute__((used, section("rto_fns"))) = \
 		&rto_fn_##fname
+#define RTO_FN_FULL(fname, class, handl, runfn, fflags) \
+	RTO_FN_ARGS(fname, class, handl, runfn, fflags, 0)
 #define RTO_FN(fname, class, handl, runfn) RTO_FN_FULL(fname, class, handl, runfn, 0)
 /* A "hand" row's descriptor, in the wrap_*.c that defines rto_run_NAME (shims.h). */
 #define RTO_FN_HAND(fname) RTO_FN_HAND_##fname

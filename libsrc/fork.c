@@ -51,11 +51,18 @@ static void before_fork(void)
 		rto_real_sched_yield();
 }
 
+/*
+ * stats.c's reset, registered by init.c (stats reads the queue's counters:
+ * it is above us) before pthread_atfork can run this; fork() itself orders
+ * that store before the child's load.
+ */
+static void (*stats_reset)(void);
+
 static void child_after_fork(void)
 {
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
 	memset(rto_q, 0, rto_q_size);
-	rto_stats_reset();
+	stats_reset();
 	/*
 	 * ThreadSanitizer cannot follow threads started in the child of a
 	 * multi-threaded fork (it dies, or trips over the parent's threads):
@@ -68,8 +75,9 @@ static void child_after_fork(void)
 	}
 }
 
-int rto_fork_init(void)
+int rto_fork_init(void (*child_stats_reset)(void))
 {
+	stats_reset = child_stats_reset;
 	long page = getpagesize();
 
 	rto_q_size = (sizeof(*rto_q) + (size_t)page - 1) & ~((size_t)page - 1);

@@ -8,7 +8,8 @@
 #include "rto_base.h"
 
 /* fork.c */
-RTO_HIDDEN int rto_fork_init(void);
+/* At load: the queue mapping and the fork handlers; child_stats_reset runs in a child. */
+RTO_HIDDEN int rto_fork_init(void (*child_stats_reset)(void));
 /* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
 RTO_HIDDEN extern int rto_fork_no_threads;
 RTO_HIDDEN void rto_fork_check(void);

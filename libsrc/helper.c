@@ -48,13 +48,29 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 /* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
 #define RTO_HELPER_STACK (1024 * 1024)
 
-static __thread int rto_helper_prio RTO_TLS;	/* current, for inherit: -1 unknown */
-static __thread int rto_helper_watches RTO_TLS; /* worker 0: only helpers left? (lifetime.c) */
+static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
+static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
+static __thread unsigned rto_helper_index RTO_TLS; /* its row of q->running */
+
+/*
+ * Which worker runs r.  A kick is rare (a signal or a cancellation during
+ * a call), so the request carries no worker field in its first line and
+ * the caller looks through the workers' rows instead; each row is written
+ * by its own worker only and lies in a line of its own.
+ */
+int rto_helper_running(const struct rto_req *r)
+{
+	for (unsigned i = 0; i < RTO_WORKERS_MAX; i++)
+		if (CMM_LOAD_SHARED(rto_q->running[i].req) == r)
+			return CMM_LOAD_SHARED(rto_q->running[i].tid);
+	return 0;
+}
 
 /* ---- request order ------------------------------------------------------ */
 
@@ -68,6 +84,13 @@ static void pending_insert(struct rto_queue *q, struct rto_req *r)
 	/* An enqueuer stored r's next atomically (helgrind_annot.h). */
 	CMM_STORE_SHARED(r->node.next, (struct cds_wfcq_node *)*pp);
 	CMM_STORE_SHARED(*pp, r); /* q->pending is read without the lock */
+}
+
+/* A request's 32-bit t0 in full: it was made less than 4.2 s ago (else: predict.c errs). */
+static uint64_t widen(uint32_t t0)
+{
+	uint64_t now = rto_now_ns();
+	return now - (uint32_t)((uint32_t)now - t0);
 }
 
 /* Move what callers enqueued into the priority list.  Under q->dispatch. */
@@ -85,8 +108,8 @@ static void drain_queue(struct rto_queue *q)
 		if (!node || node == CDS_WFCQ_WOULDBLOCK)
 			return;
 		struct rto_req *r = caa_container_of(node, struct rto_req, node);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
-			rto_predict_arrival(&q->predict, r->key, r->t0);
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && r->key)
+			rto_predict_arrival(&q->predict, r->key, widen(r->t0));
 		pending_insert(q, r);
 	}
 }
@@ -206,11 +229,15 @@ static void execute(struct rto_req *r)
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
 		rto_real_pthread_sigmask(SIG_SETMASK, &caller, &all);
 	}
-	if (r->lent)
+	int lent = r->flags & RTO_RQ_LENT;
+	if (lent)
 		rto_stream_borrow(r->stream);
 
-	CMM_STORE_SHARED(r->worker, rto_signal_worker_tid()); /* the caller may interrupt us */
-	locale_t own = uselocale((locale_t)r->locale);	      /* TLS writes, no syscall */
+	/* The caller may interrupt us (transport.c's kick finds us here). */
+	struct rto_running *me = &rto_q->running[rto_helper_index];
+	CMM_STORE_SHARED(me->req, r);
+	/* Only a thread with a locale of its own sends it: TLS writes, no syscall. */
+	locale_t own = (r->flags & RTO_RQ_LOCALE) ? uselocale((locale_t)r->locale) : NULL;
 	/* The request's second line only for the calls that need it: it stays on the caller. */
 	int dns = r->fn->flags & RTO_F_RESOLVER;
 	struct __res_state own_res;
@@ -218,26 +245,36 @@ static void execute(struct rto_req *r)
 	if (res)
 		rto_resolver_take(res, &own_res);
 	errno = r->err;
-	r->faulted = rto_signal_run_guarded(r);
+	int faulted = rto_signal_run_guarded(r);
 	r->err = errno;
 	if (res)
 		rto_resolver_give_back(res, &own_res);
-	if (RTO_UNLIKELY(r->faulted))
+	if (RTO_UNLIKELY(faulted)) {
+		r->flags |= RTO_RQ_FAULTED;
 		rto_stream_release_if_mine(r->file);
+	}
 	if (dns)
 		r->h_err = h_errno;
 	if (RTO_UNLIKELY(r->fn->flags & RTO_F_DLERROR))
 		r->dlerror = take_dlerror(); /* dlerror() is per thread: hand it over */
-	uselocale(own);
+	if (own)
+		uselocale(own);
 	int signo = take_call_signal(r->err);
 	if (RTO_UNLIKELY(signo))
 		r->signo = signo; /* the caller zeroed it */
 
-	if (r->lent)
+	if (lent)
 		rto_stream_return(r->stream, r->owner);
 	if (process)
 		rto_real_pthread_sigmask(SIG_SETMASK, &all, NULL);
 
+	/*
+	 * Before DONE: once published, r's stack may hold the caller's next
+	 * request, which a kick must not mistake for ours.  A caller that
+	 * finds nobody sends no signal and kicks again later (its KICKING
+	 * holds our publish back meanwhile).
+	 */
+	CMM_STORE_SHARED(me->req, NULL);
 	publish(r);
 }
 
@@ -329,9 +366,9 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 
 /*
  * helper_wake=predict, for the polling worker: follow predict.c's plans.
- * 1: work came.  0: sleep until a caller wakes us (every periodic caller
- * is overdue).  -1: no periodic caller, today's polling.  Bounded: a few
- * plans, then idle() sleeps as usual.
+ * 1: work came.  0: sleep until a caller wakes us.  -1: no periodic
+ * caller, or every one overdue: today's polling.  Bounded: a few plans,
+ * then idle() sleeps as usual.
  */
 static int wait_predicted(struct rto_queue *q)
 {
@@ -340,10 +377,14 @@ static int wait_predicted(struct rto_queue *q)
 	for (int turn = 0; turn < 8; turn++) {
 		uint64_t now = rto_now_ns();
 		int kind = rto_predict_plan(&q->predict, now, &p);
-		if (kind == RTO_PLAN_NONE)
+		/*
+		 * Every periodic caller overdue: a loop that woke later than
+		 * its window allowed comes soon, so poll helper_idle_us more
+		 * (today's idle polling) before the untimed sleep that would
+		 * cost that call a FUTEX_WAKE and a wake-up.
+		 */
+		if (kind == RTO_PLAN_NONE || kind == RTO_PLAN_SLEEP)
 			return -1;
-		if (kind == RTO_PLAN_SLEEP)
-			return 0;
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
 		if (poll_until(q, p.poll_until)) {
@@ -456,8 +497,6 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	}
 }
 
-#define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
-
 static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
 
 /*
@@ -488,7 +527,16 @@ static void *worker_main(void *arg)
 
 	rto_helper_set_self();
 	rto_helper_watches = arg == NULL; /* worker 0 */
+	rto_helper_index = (unsigned)(uintptr_t)arg;
+	/*
+	 * A timed nap must end when asked: a SCHED_OTHER thread's timers may
+	 * fire up to timer_slack_ns (50 us by default) late, and a helper
+	 * naps at SCHED_OTHER under helper_priority=none and after its
+	 * realtime polling budget ran out (pollcap.c).
+	 */
+	RTO_HAND_REAL(prctl)(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rto_signal_worker_init();
+	CMM_STORE_SHARED(q->running[rto_helper_index].tid, rto_signal_worker_tid());
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
 	for (;;) {
@@ -502,11 +550,11 @@ static void *worker_main(void *arg)
 			check_cpu();
 			continue;
 		}
-		const void *key = r->key; /* r is the caller's again once published */
+		uint16_t key = r->key; /* r is the caller's again once published */
 		uatomic_add(&q->busy, 1);
 		execute(r);
 		uatomic_add(&q->busy, -1);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			rto_predict_done(&q->predict, key, rto_now_ns());
 	}
 	return NULL;

@@ -48,7 +48,7 @@ void rto_init_once(void)
 	rto_resolve_all();
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
 	rto_callsite_init(); /* report_path=, suppressions= */
-	rto_fork_init();
+	rto_fork_init(rto_stats_reset);
 	rto_lifetime_init(write_out); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();

@@ -23,10 +23,10 @@
 
 static struct rto_counters no_counters;
 static struct rto_fn fns[RTO_POOL_FN_COUNT] = {
-	{"malloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"calloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"realloc", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
-	{"memalign", NULL, RTO_CLASS_INTERNAL, RTO_LOCAL, 0, &no_counters, 0},
+	{.name = "malloc", .cls = RTO_CLASS_INTERNAL, .handling = RTO_LOCAL, .ctr = &no_counters},
+	{.name = "calloc", .cls = RTO_CLASS_INTERNAL, .handling = RTO_LOCAL, .ctr = &no_counters},
+	{.name = "realloc", .cls = RTO_CLASS_INTERNAL, .handling = RTO_LOCAL, .ctr = &no_counters},
+	{.name = "memalign", .cls = RTO_CLASS_INTERNAL, .handling = RTO_LOCAL, .ctr = &no_counters},
 };
 
 struct slot {

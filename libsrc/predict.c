@@ -7,7 +7,7 @@
  * A periodic loop makes a burst of calls each cycle.  A call that comes
  * within RTO_PRED_BURST_NS of the previous call's result belongs to the
  * same burst; the gaps between the first calls of bursts are the period.
- * With a few gaps in hand, all but two within [2/3, 3/2] of their median
+ * With a few gaps in hand (the last 32), all but a quarter within [2/3, 3/2] of their median
  * (a loop with up to +-20% jitter, a late wake-up now and then), the
  * thread is periodic and its next burst is expected between last start +
  * the shortest of those gaps and last start + the longest.
@@ -17,10 +17,13 @@
  * arrival, poll until as long after the latest, and while a burst is on
  * (fewer calls so far than in the burst before) poll RTO_PRED_BURST_NS
  * after each result for the next call.  `overshoot` is how late the
- * kernel ends our timed sleeps (a decaying maximum of what we saw);
- * `window` adapts: doubled when a burst started while the helper slept
- * (it woke too late: that call paid a FUTEX_WAKE and a wake-up), halved
- * when a planned window ended empty.
+ * kernel ends our timed sleeps: the 99th percentile of the last 128 (a
+ * VM's or a busy CPU's lateness has a long tail that a mean and deviation
+ * miss); `window` adapts: doubled when a burst started before the window
+ * opened, the helper asleep (that call paid a FUTEX_WAKE and a wake-up),
+ * halved when a planned window ended empty.  A loop later than the window
+ * allowed gets helper_idle_us of polling more (helper.c) before the helper
+ * sleeps.  `counts` says where bursts fell against their windows (stats=1).
  *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
@@ -31,17 +34,16 @@
 
 #include <string.h>
 
-#define RTO_PRED_BURST_NS 30000ull /* think time within a burst */
-#define RTO_PRED_MIN_GAPS 4
-#define RTO_PRED_OUTLIERS \
-	2 /* gaps of the 8 that may be off the period */ /* gaps needed before predicting */
-#define RTO_PRED_FORGET_NS     2000000000ull		 /* idle this long: not a loop any more */
+#define RTO_PRED_BURST_NS      30000ull /* think time within a burst */
+#define RTO_PRED_MIN_GAPS      4
+#define RTO_PRED_FORGET_NS     2000000000ull /* idle this long: not a loop any more */
 #define RTO_PRED_MAX_GAP_NS    1000000000ull /* a longer pause starts the history again */
 #define RTO_PRED_WINDOW_MIN    5000ull	     /* ns */
 #define RTO_PRED_WINDOW_INIT   10000ull	     /* ns */
 #define RTO_PRED_WINDOW_MAX    200000ull     /* haltpoll's guest_halt_poll_ns */
 #define RTO_PRED_OVERSHOOT_0   50000ull	     /* until a timed sleep was measured */
 #define RTO_PRED_OVERSHOOT_MAX 1000000ull
+#define RTO_PRED_LATE_PCT      99 /* of the naps' lateness: wake this much early */
 
 static void defaults(struct rto_predict *s)
 {
@@ -51,7 +53,7 @@ static void defaults(struct rto_predict *s)
 	}
 }
 
-static struct rto_pattern *find(struct rto_predict *s, const void *key)
+static struct rto_pattern *find(struct rto_predict *s, uint16_t key)
 {
 	for (int i = 0; i < RTO_PRED_SLOTS; i++)
 		if (s->p[i].key == key)
@@ -60,7 +62,7 @@ static struct rto_pattern *find(struct rto_predict *s, const void *key)
 }
 
 /* key's slot, or a free one, or the least recently used one, cleared. */
-static struct rto_pattern *slot(struct rto_predict *s, const void *key)
+static struct rto_pattern *slot(struct rto_predict *s, uint16_t key)
 {
 	struct rto_pattern *e = find(s, key), *old = &s->p[0];
 
@@ -80,7 +82,7 @@ static struct rto_pattern *slot(struct rto_predict *s, const void *key)
 }
 
 /*
- * Periodic: enough gaps, and all but RTO_PRED_OUTLIERS of them within
+ * Periodic: enough gaps, and all but a quarter of them (or 2) within
  * [2/3, 3/2] of their median (a loop with up to +-33% jitter, and a wake-up
  * of the loop's own that came late once: one long gap, then one short).
  * lo and hi: the shortest and longest of the gaps kept.
@@ -93,7 +95,7 @@ static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 	if (n < RTO_PRED_MIN_GAPS)
 		return 0;
 	memcpy(g, e->gap, sizeof(g));
-	for (unsigned i = 1; i < n; i++) /* insertion sort of at most 8 */
+	for (unsigned i = 1; i < n; i++) /* insertion sort of at most 32 */
 		for (unsigned k = i; k > 0 && g[k - 1] > g[k]; k--) {
 			uint32_t t = g[k];
 			g[k] = g[k - 1];
@@ -111,10 +113,27 @@ static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 	}
 	*lo = min;
 	*hi = max;
-	return in + RTO_PRED_OUTLIERS >= n;
+	return in + (n / 4 > 2 ? n / 4 : 2) >= n; /* a quarter may be off, or 2 */
 }
 
-void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
+/* Where a periodic thread's burst began, against the window planned for it. */
+static void count_arrival(struct rto_predict *s, uint64_t t0)
+{
+	struct rto_predict_counts *c = &s->counts;
+
+	if (!s->plan_from)
+		return;
+	if (t0 < s->plan_from)
+		c->before_window++;
+	else if (t0 > s->plan_until)
+		c->after_window++;
+	else if (t0 >= s->slept_at && t0 < s->woke_at)
+		c->nap_late++;
+	else
+		c->in_window++;
+}
+
+void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0)
 {
 	if (!key || !t0) /* the library's own notices: not a thread's pattern */
 		return;
@@ -130,8 +149,16 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 	int done = e->last_done >= e->last_t0;
 	if (first || (done && t0 > e->last_done + RTO_PRED_BURST_NS)) {
 		uint64_t lo, hi;
-		/* It came while the polling helper slept: the window opened too late. */
-		if (!first && periodic(e, &lo, &hi) && t0 >= s->slept_at && t0 < s->woke_at) {
+		int regular = !first && periodic(e, &lo, &hi);
+		if (regular)
+			count_arrival(s, t0);
+		/*
+		 * It came before the window opened, the polling helper asleep:
+		 * the window is too narrow for this loop's own jitter.  (Came
+		 * in the window while the nap had not ended yet: the naps'
+		 * lateness percentile, not the window, answers that.)
+		 */
+		if (regular && t0 < s->plan_from && t0 >= s->slept_at && t0 < s->woke_at) {
 			s->window_ns *= 2;
 			if (s->window_ns > RTO_PRED_WINDOW_MAX)
 				s->window_ns = RTO_PRED_WINDOW_MAX;
@@ -156,7 +183,7 @@ void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0)
 	rto_mutex_unlock(&s->lock);
 }
 
-void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now)
+void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now)
 {
 	if (!key)
 		return;
@@ -193,7 +220,12 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			continue;
 		}
 		/* The same margin after the latest expected call: its own wake-up is late too. */
-		uint64_t lead = s->window_ns + s->overshoot_ns + 4 * s->overshoot_dev_ns;
+		/*
+		 * No cap: when the lead eats the whole period the helper just
+		 * polls (a 10 kHz loop on a VM), which is what a nap that ends
+		 * after the call would cost anyway, plus a FUTEX_WAKE.
+		 */
+		uint64_t lead = s->window_ns + s->overshoot_ns;
 		uint64_t until = e->last_start + hi + lead;
 		if (now > until) {
 			overdue = 1;
@@ -211,6 +243,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		uint64_t from = next > lead ? next - lead : 0;
 		if (from < best) {
 			best = from;
+			s->plan_from = from;
+			s->plan_until = until;
 			p->sleep_until = from;
 			p->poll_until = until;
 			p->linger = 0;
@@ -234,30 +268,47 @@ void rto_predict_sleeps(struct rto_predict *s, uint64_t now)
 	rto_mutex_unlock(&s->lock);
 }
 
+/*
+ * How early to wake: the RTO_PRED_LATE_PCT-th percentile of how late the
+ * last naps ended.  Lateness on a VM or a busy housekeeping CPU has a
+ * long tail (20-80 us typical, 150 us and more now and then) that a mean
+ * plus a few deviations, with outliers cut, underestimates: each nap
+ * that ends after the call came costs that call a FUTEX_WAKE and a
+ * wake-up.  A percentile pays for the tail with polling only as long as
+ * the tail's own length.  Until a few samples came, a default.
+ */
+static uint64_t late_percentile(const struct rto_predict *s)
+{
+	unsigned n = s->nlate < RTO_PRED_LATES ? s->nlate : RTO_PRED_LATES;
+	uint32_t v[RTO_PRED_LATES];
+
+	memcpy(v, s->late, n * sizeof(v[0]));
+	for (unsigned i = 1; i < n;
+	     i++) /* insertion sort of at most 128: a few us, on the helper */
+		for (unsigned k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			uint32_t t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	if (n < RTO_PRED_LATES / 4)
+		return RTO_PRED_OVERSHOOT_0;
+	return v[(n - 1) * RTO_PRED_LATE_PCT / 100];
+}
+
 void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out)
 {
 	rto_mutex_lock(&s->lock);
 	s->woke_at = now;
 	if (timed_out && now >= wanted) {
-		/*
-		 * How late timed sleeps end, as TCP estimates a round trip
-		 * (RFC 6298): a moving average and a moving mean deviation;
-		 * the plan wakes average + 4 deviations + window early.  A
-		 * sample is cut at a generous bound, so that one preemption on
-		 * a busy housekeeping CPU does not make every later sleep short.
-		 */
 		uint64_t late = now - wanted;
-		uint64_t cut = 2 * s->overshoot_ns + 4 * s->overshoot_dev_ns + RTO_PRED_WINDOW_MIN;
-		if (late > cut)
-			late = cut;
-		uint64_t err =
-			late > s->overshoot_ns ? late - s->overshoot_ns : s->overshoot_ns - late;
-		s->overshoot_ns = s->overshoot_ns - s->overshoot_ns / 8 + late / 8;
-		s->overshoot_dev_ns = s->overshoot_dev_ns - s->overshoot_dev_ns / 4 + err / 4;
-		if (s->overshoot_ns > RTO_PRED_OVERSHOOT_MAX)
-			s->overshoot_ns = RTO_PRED_OVERSHOOT_MAX;
-		if (s->overshoot_dev_ns > RTO_PRED_OVERSHOOT_MAX)
-			s->overshoot_dev_ns = RTO_PRED_OVERSHOOT_MAX;
+		unsigned b = 0;
+		for (uint64_t top = 5000; b + 1 < RTO_PRED_LATE_BUCKETS && late >= top; top *= 2)
+			b++;
+		s->counts.late_hist[b]++;
+		if (late > RTO_PRED_OVERSHOOT_MAX)
+			late = RTO_PRED_OVERSHOOT_MAX;
+		s->late[s->nlate++ % RTO_PRED_LATES] = (uint32_t)late;
+		s->overshoot_ns = late_percentile(s);
 	}
 	rto_mutex_unlock(&s->lock);
 }

@@ -11,12 +11,14 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define RTO_PRED_SLOTS 8 /* marked threads followed at once; the least recent goes */
-#define RTO_PRED_GAPS  8 /* burst-to-burst gaps kept per thread */
+#define RTO_PRED_SLOTS	      8	  /* marked threads followed at once; the least recent goes */
+#define RTO_PRED_GAPS	      32  /* burst-to-burst gaps kept per thread */
+#define RTO_PRED_LATES	      128 /* lateness samples of timed naps kept */
+#define RTO_PRED_LATE_BUCKETS 7
 
-/* One marked thread's call pattern, keyed by the address of its TLS state. */
+/* One marked thread's call pattern, keyed by a hash of its TLS address (request.h). */
 struct rto_pattern {
-	const void *key;
+	uint16_t key;
 	uint64_t last_t0;	     /* when its last call was made (the caller's clock) */
 	uint64_t last_done;	     /* when a helper published its last call */
 	uint64_t last_start;	     /* t0 of the first call of its last burst */
@@ -35,11 +37,22 @@ struct rto_predict {
 	pthread_mutex_t lock;
 	struct rto_pattern p[RTO_PRED_SLOTS];
 	uint64_t window_ns;	       /* adaptive poll window (haltpoll): 0 = not set yet */
-	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a moving average */
-	uint64_t overshoot_dev_ns;     /* ... and its moving mean deviation */
-	uint64_t slept_at;	       /* the predicting helper's last sleep began */
-	uint64_t woke_at;	       /* ... and ended; UINT64_MAX while it sleeps */
-	uint64_t grows, shrinks, naps; /* for the tests and the stats */
+	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a high percentile */
+	uint32_t late[RTO_PRED_LATES]; /* ... of these last lateness samples, ns, a ring */
+	unsigned nlate;
+	uint64_t slept_at;		/* the predicting helper's last sleep began */
+	uint64_t woke_at;		/* ... and ended; UINT64_MAX while it sleeps */
+	uint64_t grows, shrinks, naps;	/* for the tests and the stats */
+	uint64_t plan_from, plan_until; /* the window last planned (for the counts below) */
+	struct rto_predict_counts {
+		/* Bursts of periodic threads, by where their first call fell. */
+		uint64_t in_window;	/* inside the planned window, the poller awake */
+		uint64_t before_window; /* before it opened: too short a lead */
+		uint64_t nap_late;	/* inside it, but the poller's nap had not ended */
+		uint64_t after_window;	/* after it closed: the loop itself was late */
+		/* How late the poller's timed naps ended: < 5, 10, 20, 40, 80, 160, more us. */
+		uint64_t late_hist[RTO_PRED_LATE_BUCKETS];
+	} counts;
 	/* pollcap.c: realtime polling budget, touched by the one poller only. */
 	uint64_t cap_slice_at, cap_used_ns;
 };
@@ -56,9 +69,9 @@ struct rto_plan {
 };
 
 /* A request of key, made at t0, was taken from the queue (under the dispatch lock). */
-RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, const void *key, uint64_t t0);
+RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0);
 /* A helper published key's call at now. */
-RTO_HIDDEN void rto_predict_done(struct rto_predict *s, const void *key, uint64_t now);
+RTO_HIDDEN void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
 /* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */

@@ -25,6 +25,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 
 #include "rtoffload.h"
 #include "shims_prelude.h" /* rto_fn_fclose */
@@ -80,19 +81,25 @@ void rto_route_on_dlerror(void (*fn)(char *msg))
 /* Offload and wait; the caller's errno becomes the call's. */
 static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_owned)
 {
+	locale_t loc = uselocale((locale_t)0); /* reads TLS: no syscall */
+	unsigned size = fn->args_size;
 	struct rto_req req = {
 		.file = stream,
 		.fn = fn,
 		.args = args,
 		.stream = stream_owned,
-		.lent = stream_owned != NULL,
+		.flags = (unsigned char)((stream_owned ? RTO_RQ_LENT : 0) |
+					 (loc != LC_GLOBAL_LOCALE ? RTO_RQ_LOCALE : 0) |
+					 (size ? RTO_RQ_INLINE : 0)),
 		.owner = stream_owned ? rto_stream_owner_if_self(stream_owned) : NULL,
 		.prio = rto_self.prio,
 		.sigmask = rto_self.sigmask,
-		.locale = uselocale((locale_t)0), /* reads TLS: no syscall */
+		.locale = loc,
 		.h_err = h_errno,
 		.res = (fn->flags & RTO_F_RESOLVER) ? rto_resolver_of_caller() : NULL,
 	};
+	if (size) /* a fixed-size copy of at most 32 bytes: inlined, no call */
+		memcpy(req.inl, args, size);
 	/* A cancellation already pending acts before the call, as in libc. */
 	if (fn->flags & RTO_F_CANCEL)
 		pthread_testcancel();
@@ -101,11 +108,14 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	uint64_t t0 = rto_now_ns();
 	rto_offload(&req, t0);
 	uint64_t ns = rto_now_ns() - t0;
+	if (size) /* the result, and whatever else the call wrote into its args */
+		memcpy(args, req.inl, size);
 	rto_route_resume(req.route);
 	rto_stats_offloaded(fn, ns);
 	if (RTO_UNLIKELY(rto_opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
-	if (RTO_UNLIKELY(req.faulted)) { /* it faulted on the worker: fault here instead */
+	if (RTO_UNLIKELY(req.flags &
+			 RTO_RQ_FAULTED)) { /* it faulted on the worker: fault here instead */
 		fn->run(args);
 		return;
 	}

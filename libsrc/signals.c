@@ -226,7 +226,7 @@ int rto_signal_run_guarded(struct rto_req *r)
 
 	if (sig == 0) {
 		fault_jump = &jump;
-		r->fn->run(r->args);
+		r->fn->run((r->flags & RTO_RQ_INLINE) ? (void *)r->inl : r->args);
 	} else {
 		worker_unblock(); /* we left the handler by a jump: its mask is still on */
 	}

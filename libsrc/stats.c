@@ -20,6 +20,7 @@
 #include "report.h"
 #include "real.h"
 #include "rto_malloc.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -554,6 +555,26 @@ static void write_sites_table(struct out *o)
 	}
 }
 
+/* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
+static void write_predict_counts(struct out *o)
+{
+	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
+		return;
+	const struct rto_predict *s = &rto_q->predict;
+	const struct rto_predict_counts *c = &s->counts;
+	if (!s->naps)
+		return;
+	out_printf(o,
+		   "predict: periodic bursts in window %lu, before it %lu, in it while the helper "
+		   "napped %lu, after it %lu; window %lu ns, naps late by %lu ns (p99)\n",
+		   c->in_window, c->before_window, c->nap_late, c->after_window, s->window_ns,
+		   s->overshoot_ns);
+	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", s->naps);
+	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
+		out_printf(o, " %lu", c->late_hist[b]);
+	out_printf(o, "\n");
+}
+
 static void write_table(struct out *o)
 {
 	struct summary s;
@@ -589,6 +610,7 @@ static void write_table(struct out *o)
 	rto_stats_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
+	write_predict_counts(o);
 	write_threads_table(o, fb);
 	write_sites_table(o);
 }

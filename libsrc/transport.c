@@ -74,7 +74,7 @@ static void kick(struct rto_req *r)
 
 	if (s == RTO_REQ_DONE || uatomic_cmpxchg(&r->state, s, RTO_REQ_KICKING) != s)
 		return;
-	rto_signal_kick(CMM_LOAD_SHARED(r->worker)); /* 0: not taken yet, kick again later */
+	rto_signal_kick(rto_helper_running(r)); /* 0: not taken yet, kick again later */
 	uatomic_xchg(&r->state, RTO_REQ_KICKED);
 }
 
@@ -172,9 +172,9 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 
 	r->err = errno;
 	r->state = RTO_REQ_PENDING;
-	r->t0 = t0;		  /* the helpers learn this thread's rhythm from it (predict.c) */
-	r->key = &rto_self;	  /* initial-exec TLS: an offset from the thread pointer */
-	rto_self.signal_seen = 0; /* only a handler that runs during this call counts */
+	r->t0 = (uint32_t)t0; /* the helpers learn this thread's rhythm from it (predict.c) */
+	r->key = rto_req_key(&rto_self); /* initial-exec TLS: an offset from the thread pointer */
+	rto_self.signal_seen = 0;	 /* only a handler that runs during this call counts */
 	cds_wfcq_node_init(&r->node);
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);
@@ -188,7 +188,7 @@ void rto_offload_async(struct rto_req *r)
 
 	/* Queued again and again (async.c): an enqueuer behind it stored its next atomically. */
 	CMM_STORE_SHARED(r->node.next, NULL);
-	r->key = NULL; /* a notice of the library's, not a thread's rhythm (predict.c) */
+	r->key = 0; /* a notice of the library's, not a thread's rhythm (predict.c) */
 	r->t0 = 0;
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 	wake_worker_if_all_asleep(q);

@@ -10,6 +10,7 @@
 
 #include "rto_base.h"
 #include "predict.h"
+#include "request.h" /* RTO_REQ_INLINE, the request's flags */
 
 struct rto_fn;
 struct rto_predict;
@@ -29,33 +30,35 @@ enum rto_req_state {
 
 /*
  * One request, on the caller's stack.  The first cache line holds what
- * every call moves between the two CPUs, the second what only some calls
- * use (a lent stream, a process-class call, a fault, dlopen): a plain call
- * costs the transfer of this line and of the arguments', and no more.
+ * every call moves between the two CPUs: a 32-byte header and, when they
+ * fit, the call's arguments and result (request.h): the worker touches
+ * this one line of the caller's and the result, errno and DONE come back
+ * in it.  The second line holds what only some calls use (arguments too
+ * big to travel inline, a lent stream, a locale, a process-class call, a
+ * fault, dlopen, DNS).
  */
 struct rto_req {
 	struct cds_wfcq_node node;
 	struct rto_fn *fn;
-	void *args;
-	void *locale;	       /* the caller's uselocale(): printf's %f, strerror, ... */
-	uint64_t t0;	       /* when the caller made the call (predict.c learns from it) */
-	const void *key;       /* the caller's identity for predict.c (&rto_self), or NULL */
-	uint32_t state;	       /* futex word, enum rto_req_state */
-	int err;	       /* errno: the caller's in, the call's out */
-	int worker;	       /* tid of the worker running it, for interrupting it */
-	unsigned char prio;    /* caller's realtime priority (0-99), for ordering and inherit */
-	unsigned char faulted; /* the call faulted in the worker: the caller runs it again */
-	unsigned char route;   /* the caller's route before the call, restored if cancelled */
-	unsigned char lent;    /* stream below is set */
-	/* Second line: the worker writes it only when the call needs it. */
-	FILE *stream __attribute__((aligned(RTO_CACHELINE))); /* stdio lock lent, or NULL */
-	void *owner;	  /* the caller's lock owner identity, for the handoff */
-	FILE *file;	  /* the stream a stdio call works on, lent or not */
-	uint64_t sigmask; /* caller's signal mask, for process-class calls */
-	char *dlerror;	  /* dlopen/dlclose: the worker's dlerror(), copied */
-	void *res;	  /* DNS calls: the caller's resolver state (resolver.c), or NULL */
-	int h_err;	  /* h_errno of a DNS call: its other errno, thread-local too */
-	int signo;	  /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	uint32_t state;	     /* futex word, enum rto_req_state */
+	int err;	     /* errno: the caller's in, the call's out */
+	uint32_t t0;	     /* rto_now_ns() at the call, low 32 bits (predict.c) */
+	uint16_t key;	     /* the caller for predict.c (request.h), 0 for the library's */
+	unsigned char prio;  /* caller's realtime priority (0-99), for ordering and inherit */
+	unsigned char flags; /* enum rto_req_flag (request.h) */
+	unsigned char inl[RTO_REQ_INLINE] __attribute__((aligned(8))); /* RTO_RQ_INLINE */
+	/* Second line: the worker reads it only when flags say so. */
+	void *args __attribute__((aligned(RTO_CACHELINE))); /* not inline: the caller's */
+	void *locale;	     /* RTO_RQ_LOCALE: the caller's uselocale() (printf's %f...) */
+	FILE *stream;	     /* RTO_RQ_LENT: stdio lock lent */
+	void *owner;	     /* the caller's lock owner identity, for the handoff */
+	FILE *file;	     /* the stream a stdio call works on, lent or not */
+	uint64_t sigmask;    /* caller's signal mask, for process-class calls */
+	char *dlerror;	     /* dlopen/dlclose: the worker's dlerror(), copied */
+	void *res;	     /* DNS calls: the caller's resolver state (resolver.c), or NULL */
+	int h_err;	     /* h_errno of a DNS call: its other errno, thread-local too */
+	int signo;	     /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
+	unsigned char route; /* the caller's route before the call, restored if cancelled */
 } __attribute__((aligned(RTO_CACHELINE)));
 
 /* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
@@ -69,6 +72,8 @@ RTO_HIDDEN void rto_offload_async(struct rto_req *req);
  * Grouped by who writes what, one cache line each, so that a request costs
  * as few line transfers as the queue allows.
  */
+#define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
+
 struct rto_queue {
 	/*
 	 * Both ends of the queue in one line.  An enqueue into an empty queue
@@ -93,12 +98,18 @@ struct rto_queue {
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
 	/* Helpers only (predict.c, pollcap.c). */
 	struct rto_predict predict __attribute__((aligned(RTO_CACHELINE)));
+	/* Each worker's call in progress, for a caller's kick (helper.c). */
+	struct __attribute__((aligned(RTO_CACHELINE))) rto_running {
+		const struct rto_req *req; /* written by its worker only */
+		int32_t tid;
+	} running[RTO_WORKERS_MAX];
 };
 
 /* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */
 RTO_HIDDEN extern struct rto_queue *rto_q;
 
-_Static_assert(offsetof(struct rto_req, stream) == RTO_CACHELINE,
+_Static_assert(offsetof(struct rto_req, inl) == RTO_CACHELINE - RTO_REQ_INLINE &&
+		       offsetof(struct rto_req, args) == RTO_CACHELINE,
 	       "what every call moves fits the request's first cache line");
 
 #endif /* RTO_TRANSPORT_H */

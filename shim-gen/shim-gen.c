@@ -548,8 +548,12 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		fprintf(o, "\t%s;\n", c->p[i].member);
 	fprintf(o, "};\n");
 	emit_run(o, c, is_void);
-	fprintf(o, "RTO_FN_FULL(%s, %s, %s, rto_run_%s, %s);\n", c->name, class_macro,
-		strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL", c->name, flags_of(c));
+	/* Arguments that fit travel inside the request's first line (request.h). */
+	fprintf(o,
+		"RTO_FN_ARGS(%s, %s, %s, rto_run_%s, %s, RTO_ARGS_INLINE_SIZE(struct "
+		"rto_args_%s));\n",
+		c->name, class_macro, strcmp(c->handling, "local") ? "RTO_OFFLOAD" : "RTO_LOCAL",
+		c->name, flags_of(c), c->name);
 	emit_routed(o, c, is_void);
 
 	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);

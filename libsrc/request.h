@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The request's first cache line: what travels in it besides the header.
+ * Included by transport.h (struct rto_req); shim-gen sizes each call's
+ * arguments into its descriptor with RTO_ARGS_INLINE_SIZE.
+ *
+ * A call's arguments and result (struct rto_args_NAME, made by the
+ * wrapper on the caller's stack) are copied into the request when they
+ * fit, and back after DONE: the worker then touches one line of the
+ * caller's (the request's first) instead of two or three (the request's
+ * and the arguments', which may straddle two lines), and the result,
+ * errno and the DONE word return in that one line.
+ */
+#ifndef RTO_REQUEST_H
+#define RTO_REQUEST_H
+
+#include <stdint.h>
+
+#define RTO_REQ_INLINE 32 /* bytes of arguments that travel inside the request */
+
+/* The size of args_type when it can travel inline (fits, aligned at most 8), else 0. */
+#define RTO_ARGS_INLINE_SIZE(args_type) \
+	(sizeof(args_type) <= RTO_REQ_INLINE && _Alignof(args_type) <= 8 ? sizeof(args_type) : 0)
+
+/* struct rto_req's flags: set by the caller before the enqueue, but RTO_RQ_FAULTED. */
+enum rto_req_flag {
+	RTO_RQ_INLINE = 1 << 0,	 /* the arguments are in inl[], not at args */
+	RTO_RQ_LENT = 1 << 1,	 /* stream is set: its lock is lent */
+	RTO_RQ_LOCALE = 1 << 2,	 /* locale is set: not the global locale */
+	RTO_RQ_FAULTED = 1 << 3, /* the worker's: the call faulted, the caller runs it again */
+};
+
+/* The caller's identity for predict.c in 16 bits: a hash of its TLS address, never 0. */
+static inline uint16_t rto_req_key(const void *tls)
+{
+	uintptr_t a = (uintptr_t)tls >> 6;
+	uint16_t k = (uint16_t)(a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48));
+	return k ? k : 1;
+}
+
+struct rto_req;
+/* helper.c: the tid of the worker running r (0: none yet).  Caller side, rare (kick). */
+RTO_HIDDEN int rto_helper_running(const struct rto_req *r);
+
+#endif
