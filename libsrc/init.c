@@ -8,6 +8,7 @@
 #include "lifetime.h"
 #include "rto_malloc.h"
 
+#include "backstop.h"
 #include "live.h"
 
 #include <stdlib.h>
@@ -32,6 +33,7 @@ void rto_init_once(void)
 	rto_async_init();  /* async_path= */
 	rto_fd_init();	   /* classify descriptors where they are born? (strict, async_path) */
 	rto_malloc_init(); /* malloc=pool: the pools' address range, before mlockall */
+	rto_backstop_init(); /* backstop=: does this kernel have Syscall User Dispatch? */
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");

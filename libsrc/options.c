@@ -245,6 +245,12 @@ static const struct word pool_full_words[] = {
 	{NULL, 0},
 };
 
+static const struct word backstop_words[] = {
+	{"on", 1},
+	{"off", 0},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -397,6 +403,8 @@ static const struct key keys[] = {
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
 	NUMBER(live, 0, 1, "0 or 1"),
+	WORDS(backstop, backstop_words, "on or off"),
+	NUMBER(report_traps, 0, 1, "0 or 1"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
 };
@@ -416,6 +424,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->live = 0; /* off until the abort seen in forked children (tar | gzip) is understood */
 	o->async_ring_kb = 256;
 	o->pool_kb = 4096;
+	o->backstop = 1; /* on wherever the kernel has it (backstop.c) */
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }
 

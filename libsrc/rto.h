@@ -87,6 +87,8 @@ struct rto_options {
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
 	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
+	int backstop;	  /* backstop=on|off: Syscall User Dispatch on marked threads */
+	int report_traps; /* report_traps=0|1: each new trapping call site, once */
 };
 
 RTO_HIDDEN extern struct rto_options rto_opt;
@@ -294,7 +296,8 @@ enum rto_event {
 	RTO_EVENT_STRICT,
 	RTO_EVENT_OFFLOAD,
 	RTO_EVENT_FAULT,
-	RTO_EVENT_POOL_FULL /* malloc=pool: the pool had no block (malloc.c) */
+	RTO_EVENT_POOL_FULL, /* malloc=pool: the pool had no block (malloc.c) */
+	RTO_EVENT_TRAP	     /* report_traps=1: a system call trapped (backstop_trap.c) */
 };
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);

@@ -10,6 +10,7 @@
  * helpers may be unusable.
  */
 #include "rto.h"
+#include "backstop.h"
 #include "real.h"
 #include "rto_malloc.h"
 
@@ -300,6 +301,7 @@ void rto_stats_reset(void)
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
 		memset((*f)->ctr, 0, sizeof(*(*f)->ctr));
 	reset_threads();
+	rto_backstop_stats_reset();
 	rto_thread_after_fork(); /* the forking thread: a fresh row if it is counted */
 }
 
@@ -510,6 +512,41 @@ static void write_sites_table(struct out *o)
 	}
 }
 
+/* The backstop's trapped system calls, one row each (none: no table). */
+static void write_syscalls_table(struct out *o)
+{
+	struct rto_sys_row r;
+	unsigned pos = 0;
+	int first = 1;
+
+	while (rto_backstop_next(&pos, &r)) {
+		if (first)
+			out_printf(o, "%-18s %10s %10s %10s %10s\n", "system call", "trapped",
+				   "offloaded", "local", "denied");
+		first = 0;
+		out_printf(o, "%-18s %10lu %10lu %10lu %10lu\n", r.name, r.n[RTO_BS_TRAPPED],
+			   r.n[RTO_BS_OFFLOADED], r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
+	}
+}
+
+static void write_json_syscalls(struct out *o)
+{
+	struct rto_sys_row r;
+	unsigned pos = 0;
+	const char *sep = "";
+
+	out_printf(o, ",\"syscalls\":[");
+	while (rto_backstop_next(&pos, &r)) {
+		out_printf(o,
+			   "%s{\"name\":\"%s\",\"trapped\":%lu,\"offloaded\":%lu,\"local\":%lu,"
+			   "\"denied\":%lu}",
+			   sep, r.name, r.n[RTO_BS_TRAPPED], r.n[RTO_BS_OFFLOADED], r.n[RTO_BS_LOCAL],
+			   r.n[RTO_BS_DENIED]);
+		sep = ",";
+	}
+	out_printf(o, "]");
+}
+
 static void write_table(struct out *o)
 {
 	struct summary s;
@@ -545,6 +582,7 @@ static void write_table(struct out *o)
 	rto_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
+	write_syscalls_table(o);
 	write_threads_table(o, fb);
 	write_sites_table(o);
 }
@@ -639,6 +677,7 @@ static void write_json(struct out *o)
 		sep = ",";
 	}
 	out_printf(o, "]");
+	write_json_syscalls(o);
 	write_json_threads(o);
 	write_json_sites(o);
 	out_printf(o, "}\n");

@@ -68,8 +68,21 @@ static void mask_changed(int how, const sigset_t *set)
 		rto_self.sigmask = bits;
 }
 
+/* An armed thread never blocks SIGSYS: a forced one would kill the process (backstop.c). */
+static const sigset_t *without_sigsys(const sigset_t *set, sigset_t *copy)
+{
+	if (!set || !(rto_bs_armed & 1) || !sigismember(set, SIGSYS))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGSYS);
+	return copy;
+}
+
 RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
+	sigset_t copy;
+	if (how != SIG_UNBLOCK)
+		set = without_sigsys(set, &copy);
 	int err = RTO_HAND_REAL(pthread_sigmask)(how, set, old);
 	if (!err)
 		mask_changed(how, set);
@@ -78,6 +91,9 @@ RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+	sigset_t copy;
+	if (how != SIG_UNBLOCK)
+		set = without_sigsys(set, &copy);
 	int ret = RTO_HAND_REAL(sigprocmask)(how, set, old);
 	if (ret == 0)
 		mask_changed(how, set);
@@ -326,6 +342,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
+	rto_backstop_disarm_self(); /* first: what follows is the library's own work */
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
