@@ -71,7 +71,7 @@ static void apply(struct rto_thread *t, pid_t tid)
 		}
 		rto_route_mark_other(t, 1);
 		if (self)
-			rto_backstop_arm_self(); /* others arm at their next wrapped call */
+			rto_backstop_marked_self(); /* others arm at their next wrapped call */
 	} else if (t->by_policy) {
 		t->by_policy = 0;
 		if (self && route != RTO_ROUTE_DIRECT)
@@ -79,7 +79,7 @@ static void apply(struct rto_thread *t, pid_t tid)
 		else if (route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked_remote(t, tid);
 		if (self)
-			rto_backstop_disarm_self();
+			rto_backstop_unmarked_self();
 		rto_route_mark_other(t, 0);
 	}
 }

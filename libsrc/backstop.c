@@ -6,11 +6,12 @@
  * SIGSYS.
  *
  * SUD is per thread and only the thread itself can turn it on (prctl), so
- * a thread arms when it is marked (route_state.h) or, marked by mark= from
- * another thread, at its first wrapped call (backstop.h).  It disarms when
- * it is unmarked and in a thread-specific-data destructor at its exit,
- * before glibc unmaps the stack that holds the selector (the kernel would
- * kill a thread whose selector it cannot read).  A new thread, a forked
+ * a thread arms when it is first marked (route_state.h) or, marked by
+ * mark= from another thread, at its first wrapped call (backstop.h).
+ * Unmarked, it stays armed with the selector at ALLOW, so that a later mark
+ * is a flag flip.  It disarms in a thread-specific-data destructor at its
+ * exit, before glibc unmaps the stack that holds the selector (the kernel
+ * would kill a thread whose selector it cannot read).  A new thread, a forked
  * child and an exec'd program start disarmed (the kernel clears it).
  *
  * The SIGSYS handler is installed with the raw rt_sigaction and the
@@ -229,11 +230,19 @@ void rto_backstop_disarm_self(void)
 	rto_bs_armed = 0;
 }
 
+void rto_backstop_marked_self(void)
+{
+	if (rto_bs_armed & 1)
+		rto_bs_sel = RTO_BS_BLOCK;
+	else
+		rto_backstop_arm_self();
+}
+
 void rto_backstop_leave_slow(unsigned char was)
 {
 	if (rto_bs_armed & 4) { /* a clone/vfork ran again, allowed: block again now */
 		rto_bs_armed = 1;
-		rto_bs_sel = RTO_BS_BLOCK;
+		rto_backstop_leave(was);
 		return;
 	}
 	if (!rto_bs_armed && rto_self.route == RTO_ROUTE_MARKED) {

@@ -89,7 +89,15 @@ static inline void rto_backstop_leave(unsigned char was)
 {
 	unsigned char armed = rto_bs_armed;
 
-	if (RTO_UNLIKELY(armed != 1) && RTO_UNLIKELY(rto_backstop_on) && armed != 2) {
+	if (RTO_LIKELY(armed == 1)) {
+		unsigned char route = rto_self.route;
+		/* BUSY: a call nested in the library's own work goes back to it as it was. */
+		rto_bs_sel = route == RTO_ROUTE_MARKED	 ? RTO_BS_BLOCK
+			     : route == RTO_ROUTE_DIRECT ? RTO_BS_ALLOW
+							 : was;
+		return;
+	}
+	if (RTO_UNLIKELY(rto_backstop_on) && armed != 2) {
 		rto_backstop_leave_slow(was);
 		return;
 	}
@@ -100,7 +108,18 @@ static inline void rto_backstop_leave(unsigned char was)
 
 /* At load (init.c): backstop= and whether this kernel has it. */
 RTO_HIDDEN void rto_backstop_init(void);
-/* The calling thread is unmarked, exits or forks: SUD off (its TLS may go away next). */
+/*
+ * The calling thread was marked: arm it (its first mark) or block again.
+ * Unmarked: it stays armed, the selector allows (a later mark is a flag
+ * flip).  SUD goes off only at thread exit, before its TLS goes away.
+ */
+RTO_HIDDEN void rto_backstop_marked_self(void);
+static inline void rto_backstop_unmarked_self(void)
+{
+	if (rto_bs_armed & 1)
+		rto_bs_sel = RTO_BS_ALLOW;
+}
+/* SUD off for the calling thread (its exit: its TLS may go away next). */
 RTO_HIDDEN void rto_backstop_disarm_self(void);
 /* In a forked child: the kernel disarmed the forking thread. */
 RTO_HIDDEN void rto_backstop_after_fork(void);
@@ -114,7 +133,7 @@ static inline unsigned char rto_backstop_handler_enter(void)
 {
 	unsigned char was = rto_bs_sel;
 
-	if (rto_bs_armed & 1)
+	if ((rto_bs_armed & 1) && rto_self.route != RTO_ROUTE_DIRECT)
 		rto_bs_sel = RTO_BS_BLOCK;
 	return was;
 }

@@ -14,6 +14,9 @@
  *   strict   -RT_OFFLOAD_STRICT_ERRNO, reported; so is every offload of a
  *            strict thread
  *   warn     local, reported once per call site
+ * A filter installed by a raw seccomp instruction stays unseen, as it is
+ * without the backstop (seccomp.c sees libc's and prctl's): the tests'
+ * witness filters rely on it.
  * A call of a thread with its own seccomp filter, of a thread inside the
  * library's own work (BUSY) or of a vfork child runs here: as the wrapped
  * functions do (route.c).  So does one when no helper runs yet: starting
@@ -34,8 +37,6 @@
 
 #include <errno.h>
 #include <linux/sched.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 
@@ -198,12 +199,17 @@ static void chain(int sig, siginfo_t *si, void *uc)
 			   rto_bs_raw(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, 0, 0, 0);
 		return;
 	}
-	unsigned char was = rto_backstop_handler_enter();
+	/*
+	 * With the selector as it was at the seccomp trap: such a handler
+	 * emulates the call its filter trapped, often by making it again from
+	 * its own text (which its filter allows).  Blocked, that call would
+	 * trap here, run from our text, trap in its filter again: for ever.
+	 * A call the backstop's handler runs locally was decided already.
+	 */
 	if (a.sa_flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 	else
 		((void (*)(int))h)(sig);
-	rto_backstop_handler_leave(was);
 }
 
 /* ---- one trapped call ------------------------------------------------------------------ */
@@ -234,15 +240,6 @@ static int must_run_again(long nr, const long *a)
 	if (nr == SYS_clone3)
 		return !a[0] || (((const struct clone_args *)a[0])->flags & CLONE_VM) != 0;
 	return 1; /* vfork */
-}
-
-static void seccomp_seen(long nr, const long *a, long ret)
-{
-	int filter = (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER &&
-		      !(a[1] & SECCOMP_FILTER_FLAG_TSYNC)) ||
-		     (nr == SYS_prctl && a[0] == PR_SET_SECCOMP && a[1] == SECCOMP_MODE_FILTER);
-	if (filter && ret >= 0)
-		rto_self.own_filter = 1; /* from now on its calls run here (seccomp.c) */
 }
 
 static void forget(long nr, const long *a, long ret)
@@ -298,7 +295,6 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		ret = run_local(nr, a);
 	}
 	forget(nr, a, ret);
-	seccomp_seen(nr, a, ret);
 	return ret;
 }
 
@@ -341,7 +337,6 @@ void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		rto_backstop_count(nr, RTO_BS_TRAPPED);
 		report_trap(nr);
 		if (rto_self.route == RTO_ROUTE_DIRECT) { /* unmarked by mark= meanwhile */
-			rto_backstop_disarm_self();
 			rto_backstop_count(nr, RTO_BS_LOCAL);
 			g[REG_RAX] = run_local(nr, a);
 		} else if (rto_self.route != RTO_ROUTE_MARKED || rto_self.vforking ||
@@ -361,5 +356,7 @@ void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 	}
 	if (again) /* not a syscall instruction: run it here after all */
 		g[REG_RAX] = run_local(nr, a);
-	rto_bs_sel = (rto_bs_armed & 1) ? RTO_BS_BLOCK : RTO_BS_ALLOW;
+	/* It trapped, so it blocked; unless it was unmarked meanwhile (mark=). */
+	rto_bs_sel = (rto_bs_armed & 1) && rto_self.route != RTO_ROUTE_DIRECT ? RTO_BS_BLOCK
+									      : RTO_BS_ALLOW;
 }

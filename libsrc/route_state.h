@@ -47,14 +47,13 @@ static inline void rto_route_mark(void)
 {
 	rto_self.route = RTO_ROUTE_MARKED;
 	if (RTO_UNLIKELY(rto_backstop_on))
-		rto_backstop_arm_self(); /* last: from here on its system calls are decided */
+		rto_backstop_marked_self(); /* last: from here on its system calls are decided */
 }
 
 /* The calling thread: its calls go to libc again. */
 static inline void rto_route_unmark(void)
 {
-	if (RTO_UNLIKELY(rto_bs_armed & 1))
-		rto_backstop_disarm_self();
+	rto_backstop_unmarked_self();
 	rto_self.route = RTO_ROUTE_DIRECT;
 }
 

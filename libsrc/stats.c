@@ -384,7 +384,10 @@ int rto_stats_get(struct rt_offload_stats *out)
 
 RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 {
-	return rto_stats_get(out);
+	unsigned char sel = rto_backstop_enter(); /* the library's own work (getrusage) */
+	int ret = rto_stats_get(out);
+	rto_backstop_leave(sel);
+	return ret;
 }
 
 /* ---- exit report ---------------------------------------------------------- */

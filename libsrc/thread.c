@@ -342,7 +342,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
-	rto_backstop_disarm_self(); /* first: what follows is the library's own work */
+	rto_backstop_enter(); /* what follows is the library's own work; unmarked: ALLOW */
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
@@ -362,8 +362,10 @@ RTO_EXPORT int rt_offload_set_thread_mode(int mode)
 		return -1;
 	}
 	int was = rto_thread_mode();
+	unsigned char sel = rto_backstop_enter(); /* the library's own work */
 	rto_self.mode = (unsigned char)(mode + 1);
 	if (rto_self.route != RTO_ROUTE_DIRECT && was != mode)
 		strict_prepare(mode); /* marked already: learn its descriptors now */
+	rto_backstop_leave(sel);
 	return 0;
 }
