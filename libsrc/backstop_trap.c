@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <linux/sched.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 
@@ -86,7 +87,58 @@ __asm__(".text\n"
 	"	mov $15, %rax\n"
 	"	syscall\n"
 	"	hlt\n"
-	".size rto_bs_sigreturn_on, .-rto_bs_sigreturn_on\n");
+	".size rto_bs_sigreturn_on, .-rto_bs_sigreturn_on\n"
+	/*
+	 * rto_bs_clone(gregs, nr, child_sp, target): a clone with a stack of
+	 * its own, made from here with the program's registers.  The parent
+	 * comes back here with the result; the child, on its new stack with
+	 * the program's registers (rax 0), goes on at target, the instruction
+	 * after the program's own syscall: where the kernel would have started
+	 * it.  target travels on the child's stack, below its top.
+	 */
+	".globl rto_bs_clone\n"
+	".hidden rto_bs_clone\n"
+	".type rto_bs_clone,@function\n"
+	"rto_bs_clone:\n"
+	"	push %rbx\n"
+	"	push %rbp\n"
+	"	push %r12\n"
+	"	push %r13\n"
+	"	push %r14\n"
+	"	push %r15\n"
+	"	mov %rcx, -8(%rdx)\n"
+	"	mov %rsi, %rax\n"
+	"	mov 0(%rdi), %r8\n"
+	"	mov 8(%rdi), %r9\n"
+	"	mov 16(%rdi), %r10\n"
+	"	mov 32(%rdi), %r12\n"
+	"	mov 40(%rdi), %r13\n"
+	"	mov 48(%rdi), %r14\n"
+	"	mov 56(%rdi), %r15\n"
+	"	mov 72(%rdi), %rsi\n"
+	"	mov 80(%rdi), %rbp\n"
+	"	mov 88(%rdi), %rbx\n"
+	"	mov 96(%rdi), %rdx\n"
+	"	mov 64(%rdi), %rdi\n"
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	pop %r15\n"
+	"	pop %r14\n"
+	"	pop %r13\n"
+	"	pop %r12\n"
+	"	pop %rbp\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	"1:	sub $8, %rsp\n"
+	"	ret\n"
+	".size rto_bs_clone, .-rto_bs_clone\n");
+RTO_HIDDEN long rto_bs_clone(const greg_t *g, long nr, uintptr_t child_sp, uintptr_t target);
+/* The offsets rto_bs_clone reads. */
+_Static_assert(REG_R8 == 0 && REG_R9 == 1 && REG_R10 == 2 && REG_R12 == 4 && REG_R15 == 7 &&
+		       REG_RDI == 8 && REG_RSI == 9 && REG_RBP == 10 && REG_RBX == 11 &&
+		       REG_RDX == 12,
+	       "x86-64 gregs layout");
 
 /* ---- the offload of a raw system call ----------------------------------------------- */
 
@@ -232,14 +284,26 @@ static long run_offload(long nr, const long *a)
 	return r.ret;
 }
 
-/* clone with CLONE_VM, clone3 with it, vfork: the child cannot start inside this handler. */
-static int must_run_again(long nr, const long *a)
+/*
+ * A clone that shares the address space: the child's stack (its top), or
+ * 0 when it has none of its own (vfork, clone(CLONE_VM) without one: it
+ * would run on the stack this handler runs on).  -1: no shared address
+ * space, a fork: it runs here like any local call (the child returns from
+ * this handler on its copy of the stack).
+ */
+static long child_stack(long nr, const long *a)
 {
 	if (nr == SYS_clone)
-		return (a[0] & CLONE_VM) != 0;
-	if (nr == SYS_clone3)
-		return !a[0] || (((const struct clone_args *)a[0])->flags & CLONE_VM) != 0;
-	return 1; /* vfork */
+		return !(a[0] & CLONE_VM) ? -1 : a[1];
+	if (nr == SYS_clone3) {
+		const struct clone_args *ca = (const struct clone_args *)a[0];
+		if (!ca || a[1] < (long)(offsetof(struct clone_args, stack_size) + 8))
+			return 0;
+		if (!(ca->flags & CLONE_VM))
+			return -1;
+		return ca->stack ? (long)(ca->stack + ca->stack_size) : 0;
+	}
+	return 0; /* vfork */
 }
 
 static void forget(long nr, const long *a, long ret)
@@ -269,10 +333,16 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 						a[3]);
 		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
 	}
-	if ((e->flags & RTO_SYS_AGAIN) && must_run_again(nr, a)) {
+	long sp = (e->flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
+	if (sp == 0) { /* the child would share this handler's stack: again, in place */
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		*again = 1;
 		return nr;
+	}
+	if (sp > 0) { /* a thread (pthread_create, posix_spawn's child): started from here */
+		rto_backstop_count(nr, RTO_BS_LOCAL);
+		return rto_bs_clone(uc->uc_mcontext.gregs, nr, (uintptr_t)sp,
+				    (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 	}
 	if (handling == RTO_OFFLOAD && (e->flags & RTO_SYS_BYFD) &&
 	    (helpers_ready() || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT) &&
