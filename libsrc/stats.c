@@ -378,6 +378,9 @@ int rto_stats_get(struct rt_offload_stats *out)
 	out->rtt_max_ns = s.max;
 	out->async = s.async;
 	out->fallback = s.fallback;
+	struct rto_sys_row r;
+	for (unsigned pos = 0; rto_backstop_next(&pos, &r);)
+		out->trapped += r.n[RTO_BS_TRAPPED];
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
