@@ -45,6 +45,17 @@
 
 extern char **environ;
 
+/*
+ * Under ThreadSanitizer the library turns the backstop off (the runtime
+ * delivers signals itself, after the call the handler must replace): the
+ * backstop's tests skip there, and run under ASan and plainly.
+ */
+#if defined(__SANITIZE_THREAD__) && !defined(BACKSTOP_OFF)
+#define NEED_BACKSTOP() cr_skip_test("ThreadSanitizer: the library turns the backstop off")
+#else
+#define NEED_BACKSTOP() (void)0
+#endif
+
 /* The witness: nr fails with EHWPOISON on this thread only.  0, or -1. */
 static int witness(long nr, int raw)
 {
@@ -90,6 +101,7 @@ static void getcwd_under_witness(void *arg)
 #ifndef BACKSTOP_OFF
 Test(backstop, raw_syscall_of_an_unwrapped_call_is_offloaded, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct where w;
 
 	run_marked(getcwd_under_witness, &w);
@@ -100,6 +112,7 @@ Test(backstop, raw_syscall_of_an_unwrapped_call_is_offloaded, .timeout = TEST_TI
 
 Test(backstop, unmarked_thread_is_not_decided, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct where w;
 
 	start_helpers(); /* the first mark arms; this thread is never marked */
@@ -132,6 +145,7 @@ static void own_filter(void *arg)
 
 Test(backstop, own_seccomp_filter_still_applies, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct where w;
 
 	run_marked(own_filter, &w);
@@ -167,6 +181,7 @@ static void errno_strict_warn(void *arg)
 
 Test(backstop, errno_strict_and_warn_from_the_table, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct results r;
 
 	run_marked(errno_strict_warn, &r);
@@ -208,6 +223,7 @@ static void blocked_read(void *arg)
 
 Test(backstop, offloaded_raw_call_is_interrupted_like_a_local_one, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct intr in = {0};
 	struct bg b;
 	struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: EINTR */
@@ -253,6 +269,7 @@ static void block_everything(void *arg)
 
 Test(backstop, sigsys_is_stripped_from_every_mask, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct masks m;
 
 	run_marked(block_everything, &m);
@@ -278,6 +295,7 @@ static void raise_usr1(void *arg)
 
 Test(backstop, program_handler_with_a_full_mask, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct sigaction sa = {.sa_handler = full_mask_handler}, got;
 
 	sigfillset(&sa.sa_mask);
@@ -323,6 +341,7 @@ static void trap_getppid(void *arg)
 
 Test(backstop, program_sigsys_handler_still_called, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	long ret;
 	struct sigaction got;
 
@@ -356,6 +375,7 @@ static void create_threads(void *arg)
 
 Test(backstop, pthread_create_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	int ok = 0;
 	run_marked(create_threads, &ok);
 	cr_expect_eq(ok, 1);
@@ -380,6 +400,7 @@ static void *exit_marked(void *arg)
 
 Test(backstop, marked_threads_exit_while_armed, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	for (int i = 0; i < 16; i++) {
 		pthread_t t;
 		void *ret = NULL;
@@ -408,6 +429,7 @@ static void spawn_children(void *arg)
 
 Test(backstop, posix_spawn_and_system_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct spawn s = {0};
 	run_marked(spawn_children, &s);
 	cr_expect(WIFEXITED(s.system_status) && WEXITSTATUS(s.system_status) == 3, "system: %#x",
@@ -455,6 +477,7 @@ static void fork_children(void *arg)
 
 Test(backstop, fork_vfork_execve_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct forks f = {0};
 	run_marked(fork_children, &f);
 	cr_expect(WIFEXITED(f.fork_status) && WEXITSTATUS(f.fork_status) == 7, "fork: %#x",
@@ -495,6 +518,7 @@ static void raw_vfork_child(void *arg)
 
 Test(backstop, raw_vfork_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	int status = 0;
 	run_marked(raw_vfork_child, &status);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 6, "raw vfork: %#x", status);
@@ -508,6 +532,7 @@ static void abort_marked(void *arg)
 
 Test(backstop, abort_from_a_marked_thread_dies_of_sigabrt, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	int status = 0;
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -540,6 +565,7 @@ static void busy_marked(void *arg)
 
 Test(backstop, setxid_broadcast_while_a_marked_thread_runs, .timeout = TEST_TIMEOUT)
 {
+	NEED_BACKSTOP();
 	struct setxid s = {0};
 	struct bg b;
 
