@@ -115,7 +115,8 @@ static int child_main(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = {"direct", "trap, local", "getcwd direct", "trap, offload"};
+	static const char *const rows[] = {"direct", "trap, local", "getcwd direct",
+					   "trap, offload"};
 	struct h_json j;
 
 	h_init(argc, argv);
@@ -136,10 +137,11 @@ int main(int argc, char **argv)
 		if (json)
 			hj_summary(&j, rows[i], &s);
 	}
-	double cycles = h_reply_value(&r, "loop_cycles", 0), traps = h_reply_value(&r, "loop_traps", -1);
+	double cycles = h_reply_value(&r, "loop_cycles", 0),
+	       traps = h_reply_value(&r, "loop_traps", -1);
 	if (r.status == 0 && cycles > 0) {
-		printf("realtime loop: %.0f trapped system calls in %.0f cycles (%.3f per cycle)\n", traps,
-		       cycles, traps / cycles);
+		printf("realtime loop: %.0f trapped system calls in %.0f cycles (%.3f per cycle)\n",
+		       traps, cycles, traps / cycles);
 		if (json) {
 			hj_num(&j, "loop_cycles", cycles);
 			hj_num(&j, "loop_traps", traps);

@@ -69,8 +69,8 @@ static long raw_sigaction(int sig, const struct ksa *act, struct ksa *old)
 static long dispatch(int op)
 {
 	if (op == PR_SYS_DISPATCH_OFF)
-		return rto_bs_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0,
-				  0, 0);
+		return rto_bs_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0,
+				  0, 0, 0);
 	return rto_bs_raw(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 			  (long)text_start, (long)text_len, (long)&rto_bs_sel, 0);
 }
@@ -262,7 +262,8 @@ int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigactio
 {
 	if (sig != SIGSYS || CMM_LOAD_SHARED(handler_state) != 2)
 		return 0;
-	/* Written by whoever calls sigaction(SIGSYS), read by the handler: as racy as the kernel's. */
+	/* Written by whoever calls sigaction(SIGSYS), read by the handler: as racy as the kernel's.
+	 */
 	struct sigaction prev = rto_backstop_chain;
 	if (act) {
 		struct sigaction a = *act;

@@ -124,8 +124,8 @@ RTO_HIDDEN void rto_backstop_disarm_self(void);
 /* In a forked child: the kernel disarmed the forking thread. */
 RTO_HIDDEN void rto_backstop_after_fork(void);
 /* sigaction(SIGSYS) of the program while the backstop owns SIGSYS (signals.c): 1 if taken. */
-RTO_HIDDEN int rto_backstop_sigaction(int sig, const struct sigaction *act,
-				      struct sigaction *old, int *ret);
+RTO_HIDDEN int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+				      int *ret);
 /* A mask the program would set or block: SIGSYS is taken out while the backstop is on. */
 RTO_HIDDEN void rto_backstop_strip(sigset_t *set);
 /* A signal handler of the program starts on this thread: the selector blocks (signals.c). */

@@ -20,13 +20,15 @@ int rto_backstop_policy(const char *name, size_t n, int handling, int pass, char
 			continue;
 		if (handling != RTO_OFFLOAD && handling != RTO_LOCAL && handling != RTO_STRICT &&
 		    handling != RTO_WARN) {
-			snprintf(err, len, "SYS_%.*s: a system call takes offload, local, strict or warn",
+			snprintf(err, len,
+				 "SYS_%.*s: a system call takes offload, local, strict or warn",
 				 (int)(n > 64 ? 64 : n), name);
 			return -1;
 		}
 		if (e->flags & RTO_SYS_FIXED) {
 			snprintf(err, len,
-				 "SYS_%.*s acts on the calling thread or is emulated: its handling is fixed",
+				 "SYS_%.*s acts on the calling thread or is emulated: its handling "
+				 "is fixed",
 				 (int)(n > 64 ? 64 : n), name);
 			return -1;
 		}

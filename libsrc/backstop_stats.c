@@ -21,7 +21,8 @@ int rto_backstop_next(unsigned *pos, struct rto_sys_row *row)
 {
 	for (; *pos < RTO_SYSENT_COUNT; (*pos)++) {
 		unsigned nr = *pos;
-		if (!rto_sysent[nr].name || !__atomic_load_n(&counts[nr][RTO_BS_TRAPPED], __ATOMIC_RELAXED))
+		if (!rto_sysent[nr].name ||
+		    !__atomic_load_n(&counts[nr][RTO_BS_TRAPPED], __ATOMIC_RELAXED))
 			continue;
 		row->name = rto_sysent[nr].name;
 		for (int i = 0; i < RTO_BS_NCOUNT; i++)

@@ -46,7 +46,7 @@
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH 2
 #endif
-#define SIGSYS_BIT (1ULL << (SIGSYS - 1))
+#define SIGSYS_BIT  (1ULL << (SIGSYS - 1))
 #define UNBLOCKABLE ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
 
 struct sigaction rto_backstop_chain;
@@ -411,7 +411,8 @@ void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 			g[REG_RAX] = run_local(nr, a);
 		} else if (rto_self.route != RTO_ROUTE_MARKED || rto_self.vforking ||
 			   rto_sanitizer_pc(si->si_call_addr)) {
-			rto_backstop_count(nr, RTO_BS_LOCAL); /* the library's own work, a runtime's */
+			rto_backstop_count(nr,
+					   RTO_BS_LOCAL); /* the library's own work, a runtime's */
 			g[REG_RAX] = run_local(nr, a);
 		} else {
 			g[REG_RAX] = decide(nr, a, uc, &again);

@@ -62,7 +62,8 @@ static struct site sites[SITES];
 static unsigned reports;
 static int report_fd = 2;
 
-static const char *const event_names[] = {"warn", "strict", "offload", "fault", "pool_full", "trap"};
+static const char *const event_names[] = {"warn",  "strict",	"offload",
+					  "fault", "pool_full", "trap"};
 
 int rto_fault_watch; /* faults:warn */
 

@@ -30,9 +30,9 @@ void rto_init_once(void)
 	rto_lifetime_init(); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
-	rto_async_init();  /* async_path= */
-	rto_fd_init();	   /* classify descriptors where they are born? (strict, async_path) */
-	rto_malloc_init(); /* malloc=pool: the pools' address range, before mlockall */
+	rto_async_init();    /* async_path= */
+	rto_fd_init();	     /* classify descriptors where they are born? (strict, async_path) */
+	rto_malloc_init();   /* malloc=pool: the pools' address range, before mlockall */
 	rto_backstop_init(); /* backstop=: does this kernel have Syscall User Dispatch? */
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)

@@ -378,8 +378,8 @@ static const struct key keys[] = {
 	PATH(report_path),
 	PATH(suppressions),
 	KEY("policy", parse_policy, 0, 0, NULL,
-	    "a comma list of NAME:HANDLING, NAME a call, a class or SYS_name, HANDLING offload, local, "
-	    "strict, warn or async"),
+	    "a comma list of NAME:HANDLING, NAME a call, a class or SYS_name, "
+	    "HANDLING offload, local, strict, warn or async"),
 	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
 	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
 	NUMBER(report_offloads, 0, 1, "0 or 1"),

@@ -86,7 +86,7 @@ struct rto_options {
 	int pool_full;		     /* pool_full=fallback|fail|abort: RTO_POOL_FULL_* */
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
-	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
+	int live;	  /* live=0|1: the segment for rtoffload stat/top (live.c) */
 	int backstop;	  /* backstop=on|off: Syscall User Dispatch on marked threads */
 	int report_traps; /* report_traps=0|1: each new trapping call site, once */
 };

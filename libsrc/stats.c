@@ -546,8 +546,8 @@ static void write_json_syscalls(struct out *o)
 		out_printf(o,
 			   "%s{\"name\":\"%s\",\"trapped\":%lu,\"offloaded\":%lu,\"local\":%lu,"
 			   "\"denied\":%lu}",
-			   sep, r.name, r.n[RTO_BS_TRAPPED], r.n[RTO_BS_OFFLOADED], r.n[RTO_BS_LOCAL],
-			   r.n[RTO_BS_DENIED]);
+			   sep, r.name, r.n[RTO_BS_TRAPPED], r.n[RTO_BS_OFFLOADED],
+			   r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
 		sep = ",";
 	}
 	out_printf(o, "]");

@@ -353,7 +353,8 @@ Test(backstop, program_sigsys_handler_still_called, .timeout = TEST_TIMEOUT)
 		     "sigaction(SIGSYS) does not show the program's handler");
 }
 
-/* ---- threads, processes ----------------------------------------------------------------------- */
+/* ---- threads, processes -----------------------------------------------------------------------
+ */
 
 static void *child_thread(void *arg)
 {

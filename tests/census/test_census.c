@@ -103,7 +103,8 @@ static int install_filter(void)
 	uint64_t ip = (uint64_t)(uintptr_t)census_syscall6_after;
 	f[n++] = (struct sock_filter)BPF_STMT(
 		BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 3);
+	f[n++] =
+		(struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 3);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, instruction_pointer));
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 1);
@@ -177,8 +178,8 @@ struct census {
 	struct flag done;
 	int mark_rc, filter_rc;
 	int from[ROUNDS][MAX_WORKS], to[ROUNDS][MAX_WORKS]; /* its traps: [from, to) */
-	int result[ROUNDS][MAX_WORKS];			     /* census_work.run's */
-	int control_traps, control_nr;			     /* the filter is live */
+	int result[ROUNDS][MAX_WORKS];			    /* census_work.run's */
+	int control_traps, control_nr;			    /* the filter is live */
 };
 
 static void *census_thread(void *arg)
