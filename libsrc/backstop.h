@@ -161,6 +161,9 @@ RTO_HIDDEN long rto_bs_raw(long nr, long a0, long a1, long a2, long a3, long a4,
 /* The library's signal restorer (rt_sigreturn from the allowed region). */
 RTO_HIDDEN void rto_bs_restorer(void);
 
+/* callsite.c: an event of a trapped call, its backtrace from the trapped context uc. */
+RTO_HIDDEN void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc);
+
 /* ---- backstop_stats.c ------------------------------------------------------------ */
 
 enum rto_bs_count { RTO_BS_TRAPPED, RTO_BS_OFFLOADED, RTO_BS_LOCAL, RTO_BS_DENIED, RTO_BS_NCOUNT };

@@ -352,11 +352,11 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		handling = RTO_STRICT;
 	if (handling == RTO_STRICT) {
 		rto_backstop_count(nr, RTO_BS_DENIED);
-		rto_callsite_event(RTO_EVENT_STRICT, fn_of(nr), 0);
+		rto_callsite_event_trapped(RTO_EVENT_STRICT, fn_of(nr), uc);
 		return -RT_OFFLOAD_STRICT_ERRNO;
 	}
 	if (handling == RTO_WARN)
-		rto_callsite_event(RTO_EVENT_WARN, fn_of(nr), 0);
+		rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
 	if (handling == RTO_OFFLOAD && !rto_self.own_filter && helpers_ready()) {
 		rto_backstop_count(nr, RTO_BS_OFFLOADED);
 		ret = run_offload(nr, a);
@@ -369,10 +369,10 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 }
 
 /* report_traps=1: each new call site that traps, once, with its backtrace. */
-static void report_trap(long nr)
+static void report_trap(long nr, const ucontext_t *uc)
 {
 	if (RTO_UNLIKELY(rto_opt.report_traps))
-		rto_callsite_event(RTO_EVENT_TRAP, fn_of(nr), 0);
+		rto_callsite_event_trapped(RTO_EVENT_TRAP, fn_of(nr), uc);
 }
 
 void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
@@ -405,7 +405,7 @@ void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		g[REG_RAX] = run_local(nr, a); /* x32 or unknown: the kernel answers */
 	} else {
 		rto_backstop_count(nr, RTO_BS_TRAPPED);
-		report_trap(nr);
+		report_trap(nr, uc);
 		if (rto_self.route == RTO_ROUTE_DIRECT) { /* unmarked by mark= meanwhile */
 			rto_backstop_count(nr, RTO_BS_LOCAL);
 			g[REG_RAX] = run_local(nr, a);

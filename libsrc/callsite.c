@@ -204,6 +204,25 @@ static int in_sanitizer_runtime(unw_word_t ip)
 	return 0;
 }
 
+/*
+ * The trapped context of a system call the backstop trapped, while its
+ * event is reported (backstop_trap.c): the walk starts there, at the
+ * trapping instruction, not in the SIGSYS handler.
+ */
+static __thread const ucontext_t *trap_ctx RTO_TLS;
+
+/* The cursor at the first frame to look at; 1, or 0 when there is none. */
+static int cursor_start(unw_cursor_t *c, unw_context_t *uc)
+{
+	if (trap_ctx) {
+		memcpy(uc, trap_ctx,
+		       sizeof(*uc) < sizeof(*trap_ctx) ? sizeof(*uc) : sizeof(*trap_ctx));
+		return unw_init_local2(c, uc, UNW_INIT_SIGNAL_FRAME) >= 0;
+	}
+	unw_getcontext(uc);
+	return unw_init_local(c, uc) >= 0 && unw_step(c) > 0; /* past this function */
+}
+
 /* Walk the stack; print it when print, and note the first frame outside us. */
 static int walk(struct site *s, int print)
 {
@@ -211,10 +230,9 @@ static int walk(struct site *s, int print)
 	unw_cursor_t c;
 	int frame = 0, stack_suppressed = 0;
 
-	unw_getcontext(&uc);
-	if (unw_init_local(&c, &uc) < 0)
+	if (!cursor_start(&c, &uc))
 		return 0;
-	while (unw_step(&c) > 0 && frame < DEPTH) {
+	for (int more = 1; more && frame<DEPTH; more = unw_step(&c)> 0) {
 		unw_word_t ip, off = 0;
 		char name[128] = "??";
 		Dl_info info = {0};
@@ -266,12 +284,11 @@ static int backtrace_ips(void **ips, int max)
 	unw_cursor_t c;
 	int n = 0;
 
-	if (!rto_sanitizer_is_tsan())
+	if (!rto_sanitizer_is_tsan() && !trap_ctx)
 		return unw_backtrace(ips, max);
-	unw_getcontext(&uc);
-	if (unw_init_local(&c, &uc) < 0)
+	if (!cursor_start(&c, &uc))
 		return 0;
-	while (n < max && unw_step(&c) > 0) {
+	for (int more = 1; more && n<max; more = unw_step(&c)> 0) {
 		unw_word_t ip;
 		unw_get_reg(&c, UNW_REG_IP, &ip);
 		ips[n++] = (void *)ip;
@@ -344,6 +361,13 @@ static void at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t minor, u
 void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns)
 {
 	at_site(event, fn, ns, 0, 0);
+}
+
+void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc)
+{
+	trap_ctx = uc;
+	at_site(event, fn, 0, 0, 0);
+	trap_ctx = NULL;
 }
 
 /* ---- faults:warn ---------------------------------------------------------------- */

@@ -581,4 +581,50 @@ Test(backstop, setxid_broadcast_while_a_marked_thread_runs, .timeout = TEST_TIME
 	cr_expect_gt(s.calls, 0);
 	cr_expect_eq(s.bad, 0);
 }
+
+/* ---- what the program is told: reports, the exit statistics -------------------------------- */
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+Test(backstop, trapped_calls_reported_once_per_site_and_counted, .timeout = TEST_TIMEOUT)
+{
+	NEED_BACKSTOP();
+	char dir[PATH_MAX], json[PATH_MAX], opt[PATH_MAX + 128];
+	struct proc p;
+
+	tmp_make(dir);
+	pathf(json, "%s/stats.json", dir);
+	snprintf(opt, sizeof(opt),
+		 "RTOFFLOAD_OPTIONS=report_traps=1:stats=1:stats_file=%s:"
+		 "policy=SYS_sysinfo:strict",
+		 json);
+	char *argv[] = {TRAP_CHILD, NULL};
+	char *env[] = {opt, NULL};
+	cr_assert_eq(run_proc(argv, env, &p), 0);
+	cr_assert(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "status %#x\n%s\n%s", p.status,
+		  p.out, p.err);
+	cr_expect_geq(kv(p.out, "trapped", 0), 4, "%s", p.out);
+	/* one report for the three getcwd of one site, with its backtrace */
+	cr_expect_eq(count(p.err, "==rtoffload: trap 'getcwd'"), 1, "%s", p.err);
+	cr_expect_neq(count(p.err, "raw_getcwd_site"), 0, "no backtrace through the site:\n%s",
+		      p.err);
+	cr_expect_eq(count(p.err, "==rtoffload: strict 'sysinfo'"), 1, "%s", p.err);
+	size_t len;
+	char *text = slurp(json, &len);
+	cr_assert_not_null(text);
+	cr_expect_not_null(strstr(text, "{\"name\":\"getcwd\",\"trapped\":3,\"offloaded\":3,"
+					"\"local\":0,\"denied\":0}"),
+			   "%s", text);
+	cr_expect_not_null(strstr(text, "{\"name\":\"sysinfo\",\"trapped\":1,\"offloaded\":0,"
+					"\"local\":0,\"denied\":1}"),
+			   "%s", text);
+	free(text);
+	tmp_remove(dir);
+}
 #endif
