@@ -147,12 +147,6 @@ void rto_backstop_init(void)
 	rto_backstop_on = 1;
 }
 
-int rto_backstop_available(const char **why)
-{
-	*why = why_off;
-	return rto_backstop_on;
-}
-
 /* SIGSYS out of the sa_mask of every handler installed before the first arm. */
 static void strip_installed_masks(void)
 {
@@ -276,8 +270,3 @@ int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigactio
 	return 1;
 }
 
-void rto_backstop_strip(sigset_t *set)
-{
-	if (rto_backstop_on)
-		sigdelset(set, SIGSYS);
-}

@@ -126,8 +126,6 @@ RTO_HIDDEN void rto_backstop_after_fork(void);
 /* sigaction(SIGSYS) of the program while the backstop owns SIGSYS (signals.c): 1 if taken. */
 RTO_HIDDEN int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
 				      int *ret);
-/* A mask the program would set or block: SIGSYS is taken out while the backstop is on. */
-RTO_HIDDEN void rto_backstop_strip(sigset_t *set);
 /* A signal handler of the program starts on this thread: the selector blocks (signals.c). */
 static inline unsigned char rto_backstop_handler_enter(void)
 {
@@ -144,8 +142,6 @@ static inline void rto_backstop_handler_leave(unsigned char was)
 }
 /* signals.c: sig's action as the program sees it (its handler, not our trampoline). */
 RTO_HIDDEN int rto_signal_program_action(int sig, struct sigaction *cur);
-/* 1: the backstop can work here; else 0 and why (for rtoffload check). */
-RTO_HIDDEN int rto_backstop_available(const char **why);
 /* policy=SYS_NAME:HANDLING (policy.c): 0, or -1 with err. */
 RTO_HIDDEN int rto_backstop_policy(const char *name, size_t n, int handling, int pass, char *err,
 				   size_t len);
