@@ -212,7 +212,8 @@ static int in_sanitizer_runtime(unw_word_t ip)
 static __thread const ucontext_t *trap_ctx RTO_TLS;
 
 /* The cursor at the first frame to look at; 1, or 0 when there is none. */
-static int cursor_start(unw_cursor_t *c, unw_context_t *uc)
+/* Inlined: the context unw_getcontext() takes must be the caller's own, live frame. */
+static inline __attribute__((always_inline)) int cursor_start(unw_cursor_t *c, unw_context_t *uc)
 {
 	if (trap_ctx) {
 		memcpy(uc, trap_ctx,
