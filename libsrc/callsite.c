@@ -373,10 +373,23 @@ void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc)
 
 /* ---- faults:warn ---------------------------------------------------------------- */
 
+/*
+ * The library's own getrusage: the backstop's selector allows it, or it
+ * would trap and the SIGSYS frame's fresh stack pages would count as the
+ * call's faults.
+ */
+static int own_fault_counts(uint64_t *minor, uint64_t *major)
+{
+	unsigned char sel = rto_backstop_enter();
+	int ret = rto_thread_fault_counts(0, minor, major);
+	rto_backstop_leave(sel);
+	return ret;
+}
+
 void rto_fault_begin(struct rto_fault_mark *m)
 {
 	m->excluded = excluded_faults;
-	if (rto_thread_fault_counts(0, &m->minor, &m->major) != 0)
+	if (own_fault_counts(&m->minor, &m->major) != 0)
 		m->minor = m->major = UINT64_MAX; /* unknown: nothing to compare with */
 }
 
@@ -385,7 +398,7 @@ void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn)
 	uint64_t minor, major;
 	int saved = errno;
 
-	if (m->minor == UINT64_MAX || rto_thread_fault_counts(0, &minor, &major) != 0)
+	if (m->minor == UINT64_MAX || own_fault_counts(&minor, &major) != 0)
 		return;
 	minor -= m->minor;
 	major -= m->major;
