@@ -120,6 +120,9 @@ void rto_backstop_init(void)
 	else if (rto_sanitizer_is_tsan())
 		why_off = "ThreadSanitizer delivers signals itself: the SIGSYS handler "
 			  "would run after the call it must replace";
+	else if (rto_sanitizer_pthread_create())
+		why_off = "a sanitizer runtime is first in the load order (under ASan a mark "
+			  "from .preinit_array hung the program: not understood yet)";
 	else if (!dl_iterate_phdr(find_text, NULL))
 		why_off = "the library's text was not found";
 	else {
@@ -269,4 +272,3 @@ int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigactio
 	*ret = 0;
 	return 1;
 }
-
