@@ -89,7 +89,12 @@ struct rt_offload_stats {
 	 * no helper thread could be started (said once on stderr).
 	 */
 	uint64_t fallback;
-	uint64_t reserved[6]; /* zero; room to grow without breaking the ABI */
+	/*
+	 * System calls of marked threads that no wrapper caught and the
+	 * backstop trapped (Syscall User Dispatch; 0 with backstop=off).
+	 */
+	uint64_t trapped;
+	uint64_t reserved[5]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

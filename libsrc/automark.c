@@ -80,12 +80,16 @@ static void apply(struct rto_thread *t, pid_t tid)
 			rto_thread_marked_remote(t, tid);
 		}
 		rto_route_mark_other(t, 1);
+		if (self)
+			rto_backstop_marked_self(); /* others arm at their next wrapped call */
 	} else if (t->by_policy) {
 		t->by_policy = 0;
 		if (self && route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked();
 		else if (route != RTO_ROUTE_DIRECT)
 			rto_thread_unmarked_remote(t, tid);
+		if (self)
+			rto_backstop_unmarked_self();
 		rto_route_mark_other(t, 0);
 	}
 }

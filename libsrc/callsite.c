@@ -25,6 +25,7 @@
  * the first time) are left out.
  */
 #define UNW_LOCAL_ONLY
+#include "backstop.h"
 #include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
@@ -69,7 +70,8 @@ static struct site sites[SITES];
 static unsigned reports;
 static int report_fd = 2;
 
-static const char *const event_names[] = {"warn", "strict", "offload", "fault", "pool_full"};
+static const char *const event_names[] = {"warn",  "strict",	"offload",
+					  "fault", "pool_full", "trap"};
 
 int rto_fault_watch; /* faults:warn */
 
@@ -210,6 +212,26 @@ static int in_sanitizer_runtime(unw_word_t ip)
 	return 0;
 }
 
+/*
+ * The trapped context of a system call the backstop trapped, while its
+ * event is reported (backstop_trap.c): the walk starts there, at the
+ * trapping instruction, not in the SIGSYS handler.
+ */
+static __thread const ucontext_t *trap_ctx RTO_TLS;
+
+/* The cursor at the first frame to look at; 1, or 0 when there is none. */
+/* Inlined: the context unw_getcontext() takes must be the caller's own, live frame. */
+static inline __attribute__((always_inline)) int cursor_start(unw_cursor_t *c, unw_context_t *uc)
+{
+	if (trap_ctx) {
+		memcpy(uc, trap_ctx,
+		       sizeof(*uc) < sizeof(*trap_ctx) ? sizeof(*uc) : sizeof(*trap_ctx));
+		return unw_init_local2(c, uc, UNW_INIT_SIGNAL_FRAME) >= 0;
+	}
+	unw_getcontext(uc);
+	return unw_init_local(c, uc) >= 0 && unw_step(c) > 0; /* past this function */
+}
+
 /* Walk the stack; print it when print, and note the first frame outside us. */
 static int walk(struct site *s, int print)
 {
@@ -217,10 +239,9 @@ static int walk(struct site *s, int print)
 	unw_cursor_t c;
 	int frame = 0, stack_suppressed = 0;
 
-	unw_getcontext(&uc);
-	if (unw_init_local(&c, &uc) < 0)
+	if (!cursor_start(&c, &uc))
 		return 0;
-	while (unw_step(&c) > 0 && frame < DEPTH) {
+	for (int more = 1; more && frame<DEPTH; more = unw_step(&c)> 0) {
 		unw_word_t ip, off = 0;
 		char name[128] = "??";
 		Dl_info info = {0};
@@ -272,12 +293,11 @@ static int backtrace_ips(void **ips, int max)
 	unw_cursor_t c;
 	int n = 0;
 
-	if (!rto_sanitizer_is_tsan())
+	if (!rto_sanitizer_is_tsan() && !trap_ctx)
 		return unw_backtrace(ips, max);
-	unw_getcontext(&uc);
-	if (unw_init_local(&c, &uc) < 0)
+	if (!cursor_start(&c, &uc))
 		return 0;
-	while (n < max && unw_step(&c) > 0) {
+	for (int more = 1; more && n<max; more = unw_step(&c)> 0) {
 		unw_word_t ip;
 		unw_get_reg(&c, UNW_REG_IP, &ip);
 		ips[n++] = (void *)ip;
@@ -427,12 +447,32 @@ void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t cou
 	uatomic_add(&s->count, count);
 }
 
+void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc)
+{
+	trap_ctx = uc;
+	at_site(event, fn, 0, 0, 0);
+	trap_ctx = NULL;
+}
+
 /* ---- faults:warn ---------------------------------------------------------------- */
+
+/*
+ * The library's own getrusage: the backstop's selector allows it, or it
+ * would trap and the SIGSYS frame's fresh stack pages would count as the
+ * call's faults.
+ */
+static int own_fault_counts(uint64_t *minor, uint64_t *major)
+{
+	unsigned char sel = rto_backstop_enter();
+	int ret = rto_thread_fault_counts(0, minor, major);
+	rto_backstop_leave(sel);
+	return ret;
+}
 
 void rto_fault_begin(struct rto_fault_mark *m)
 {
 	m->excluded = excluded_faults;
-	if (rto_thread_fault_counts(0, &m->minor, &m->major) != 0)
+	if (own_fault_counts(&m->minor, &m->major) != 0)
 		m->minor = m->major = UINT64_MAX; /* unknown: nothing to compare with */
 }
 
@@ -441,7 +481,7 @@ void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn)
 	uint64_t minor, major;
 	int saved = errno;
 
-	if (m->minor == UINT64_MAX || rto_thread_fault_counts(0, &minor, &major) != 0)
+	if (m->minor == UINT64_MAX || own_fault_counts(&minor, &major) != 0)
 		return;
 	minor -= m->minor;
 	major -= m->major;

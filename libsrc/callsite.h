@@ -18,7 +18,8 @@ enum rto_event {
 	RTO_EVENT_STRICT,
 	RTO_EVENT_OFFLOAD,
 	RTO_EVENT_FAULT,
-	RTO_EVENT_POOL_FULL /* malloc=pool: the pool had no block (malloc.c) */
+	RTO_EVENT_POOL_FULL, /* malloc=pool: the pool had no block (malloc.c) */
+	RTO_EVENT_TRAP	     /* report_traps=1: a system call trapped (backstop_trap.c) */
 };
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);

@@ -23,6 +23,8 @@
 #include "lifetime.h"
 #include "rto_malloc.h"
 
+#include "backstop.h"
+#include "signals.h"
 #include "live.h"
 
 #include <stdlib.h>
@@ -55,6 +57,8 @@ void rto_init_once(void)
 	rto_async_init();      /* async_path= */
 	rto_fd_init(rto_call); /* classify descriptors where they are born? (strict, async_path) */
 	rto_malloc_init();     /* malloc=pool: the pools' address range, before mlockall */
+	/* backstop=: does this kernel have Syscall User Dispatch? */
+	rto_backstop_init(rto_backstop_sigsys, rto_signal_program_action);
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");

@@ -247,6 +247,12 @@ static const struct word pool_fork_words[] = {
 	{NULL, 0},
 };
 
+static const struct word backstop_words[] = {
+	{"on", 1},
+	{"off", 0},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -374,8 +380,8 @@ static const struct key keys[] = {
 	PATH(report_path),
 	PATH(suppressions),
 	KEY("policy", parse_policy, 0, 0, NULL,
-	    "a comma list of NAME:HANDLING, NAME a call or a class, HANDLING offload, local, "
-	    "strict, warn or async"),
+	    "a comma list of NAME:HANDLING, NAME a call, a class or SYS_name, "
+	    "HANDLING offload, local, strict, warn or async"),
 	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
 	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
 	NUMBER(report_offloads, 0, 1, "0 or 1"),
@@ -400,6 +406,8 @@ static const struct key keys[] = {
 	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
 	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
 	NUMBER(live, 0, 1, "0 or 1"),
+	WORDS(backstop, backstop_words, "on or off"),
+	NUMBER(report_traps, 0, 1, "0 or 1"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
 };
@@ -419,6 +427,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->live = 1; /* costs nothing per call (live.c); live=0 for no thread, no segment */
 	o->async_ring_kb = 256;
 	o->pool_kb = 4096;
+	o->backstop = 1; /* on wherever the kernel has it (backstop.c) */
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
 }
 

@@ -73,7 +73,9 @@ struct rto_options {
 	int pool_fork;		     /* pool_fork=copy|drop: RTO_POOL_FORK_* */
 	unsigned prefault_heap_kb;   /* prefault_heap_kb=N: malloc=glibc, mlock=1, at mark */
 	int verbosity;
-	int live; /* live=0|1: the segment for rtoffload stat/top (live.c) */
+	int live;	  /* live=0|1: the segment for rtoffload stat/top (live.c) */
+	int backstop;	  /* backstop=on|off: Syscall User Dispatch on marked threads */
+	int report_traps; /* report_traps=0|1: each new trapping call site, once */
 };
 
 /* mark= policies; the low four are also a thread's traits (automark.c). */

@@ -14,6 +14,7 @@
  * One more name: "faults:warn" reports the page faults a marked thread
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
+#include "backstop.h"
 #include "options_load.h"
 #include "fn.h"
 #include "async_path.h"
@@ -85,6 +86,8 @@ static int apply(const char *rule, size_t n, int pass, char *err, size_t len)
 			rto_fault_watch = 1;
 		return 0;
 	}
+	if (nn > 4 && memcmp(rule, "SYS_", 4) == 0) /* a system call: the backstop's table */
+		return rto_backstop_policy(rule + 4, nn - 4, handling, pass, err, len);
 	int cls = lookup(class_names, RTO_CLASS_COUNT, rule, nn);
 	int found = cls >= 0;
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {

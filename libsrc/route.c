@@ -190,7 +190,7 @@ static void first_use_done(struct rto_fn *fn)
 		CMM_STORE_SHARED(fn->first_done, 1);
 }
 
-int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
+static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 {
 	if (RTO_UNLIKELY(fn->flags & RTO_F_INTERNAL))
 		return internal(fn, args);
@@ -210,5 +210,14 @@ int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 		rto_stream_unlock_after_call(stream);
 	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && ret == 0)
 		first_use_done(fn);
+	return ret;
+}
+
+/* The library's code runs from here to the return: the backstop's selector allows. */
+int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
+{
+	unsigned char sel = rto_backstop_enter();
+	int ret = route(fn, args, fd, stream, how);
+	rto_backstop_leave(sel);
 	return ret;
 }

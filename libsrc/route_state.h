@@ -23,6 +23,7 @@
 #define RTO_ROUTE_STATE_H
 
 #include "rto_fast.h"
+#include "backstop.h"
 
 /* Enter a stretch of the library's own work; returns what resume() needs. */
 static inline unsigned char rto_route_go_direct(void)
@@ -45,11 +46,14 @@ static inline void rto_route_resume(unsigned char was)
 static inline void rto_route_mark(void)
 {
 	rto_self.route = RTO_ROUTE_MARKED;
+	if (RTO_UNLIKELY(rto_backstop_on))
+		rto_backstop_marked_self(); /* last: from here on its system calls are decided */
 }
 
 /* The calling thread: its calls go to libc again. */
 static inline void rto_route_unmark(void)
 {
+	rto_backstop_unmarked_self();
 	rto_self.route = RTO_ROUTE_DIRECT;
 }
 

@@ -22,6 +22,7 @@
  * Not seen: handlers installed with sigset()/sysv_signal() or the raw
  * rt_sigaction syscall; RTO_SIG_INTERRUPT (SIGRTMAX) is the library's.
  */
+#include "backstop.h"
 #include "rto_fast.h"
 #include "resolve.h"
 #include "transport.h"
@@ -82,10 +83,13 @@ RTO_UNINSTRUMENTED static void trampoline(int sig, siginfo_t *si, void *uc)
 		user_handler[sig] = NULL;
 	if (!h)
 		return;
+	/* The program's handler is the program's code: an armed thread's selector blocks. */
+	unsigned char sel = rto_backstop_handler_enter();
 	if (flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 	else
 		((void (*)(int))h)(sig);
+	rto_backstop_handler_leave(sel);
 }
 
 RTO_UNINSTRUMENTED static int is_function(void *h)
@@ -96,8 +100,17 @@ RTO_UNINSTRUMENTED static int is_function(void *h)
 /* sigaction() as the program sees it: its handler behind our trampoline. */
 RTO_UNINSTRUMENTED static int install(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	struct sigaction mine;
+	struct sigaction mine, stripped;
 	int ours = sig > 0 && sig < NSIG && sig != RTO_SIG_INTERRUPT;
+	int taken;
+
+	if (rto_backstop_sigaction(sig, act, old, &taken))
+		return taken; /* the backstop's handler stays; the program's is chained */
+	if (act && rto_backstop_on && sigismember(&act->sa_mask, SIGSYS)) {
+		stripped = *act; /* a forced SIGSYS must never be blocked (backstop.c) */
+		sigdelset(&stripped.sa_mask, SIGSYS);
+		act = &stripped;
+	}
 	void *prev = ours ? user_handler[sig] : NULL;
 	int prev_flags = ours ? user_flags[sig] : 0;
 
@@ -119,6 +132,11 @@ RTO_UNINSTRUMENTED static int install(int sig, const struct sigaction *act, stru
 		old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev_flags & SA_SIGINFO);
 	}
 	return ret;
+}
+
+int rto_signal_program_action(int sig, struct sigaction *cur)
+{
+	return install(sig, NULL, cur);
 }
 
 RTO_EXPORT RTO_UNINSTRUMENTED int sigaction(int sig, const struct sigaction *act,

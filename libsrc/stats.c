@@ -9,6 +9,7 @@
  * written with raw syscalls: at exit the wrappers, stdio and even the
  * helpers may be unusable.
  */
+#include "backstop.h"
 #include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
@@ -344,6 +345,7 @@ void rto_stats_reset(void)
 	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++)
 		memset((*f)->ctr, 0, sizeof(*(*f)->ctr));
 	reset_threads();
+	rto_backstop_stats_reset();
 	if (after_reset)
 		after_reset(); /* the forking thread: a fresh row if it is counted */
 }
@@ -421,13 +423,19 @@ int rto_stats_get(struct rt_offload_stats *out)
 	out->rtt_max_ns = s.max;
 	out->async = s.async;
 	out->fallback = s.fallback;
+	struct rto_sys_row r;
+	for (unsigned pos = 0; rto_backstop_next(&pos, &r);)
+		out->trapped += r.n[RTO_BS_TRAPPED];
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
 	return 0;
 }
 
 RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 {
-	return rto_stats_get(out);
+	unsigned char sel = rto_backstop_enter(); /* the library's own work (getrusage) */
+	int ret = rto_stats_get(out);
+	rto_backstop_leave(sel);
+	return ret;
 }
 
 /* ---- exit report ---------------------------------------------------------- */
@@ -575,6 +583,41 @@ static void write_predict_counts(struct out *o)
 	out_printf(o, "\n");
 }
 
+/* The backstop's trapped system calls, one row each (none: no table). */
+static void write_syscalls_table(struct out *o)
+{
+	struct rto_sys_row r;
+	unsigned pos = 0;
+	int first = 1;
+
+	while (rto_backstop_next(&pos, &r)) {
+		if (first)
+			out_printf(o, "%-18s %10s %10s %10s %10s\n", "system call", "trapped",
+				   "offloaded", "local", "denied");
+		first = 0;
+		out_printf(o, "%-18s %10lu %10lu %10lu %10lu\n", r.name, r.n[RTO_BS_TRAPPED],
+			   r.n[RTO_BS_OFFLOADED], r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
+	}
+}
+
+static void write_json_syscalls(struct out *o)
+{
+	struct rto_sys_row r;
+	unsigned pos = 0;
+	const char *sep = "";
+
+	out_printf(o, ",\"syscalls\":[");
+	while (rto_backstop_next(&pos, &r)) {
+		out_printf(o,
+			   "%s{\"name\":\"%s\",\"trapped\":%lu,\"offloaded\":%lu,\"local\":%lu,"
+			   "\"denied\":%lu}",
+			   sep, r.name, r.n[RTO_BS_TRAPPED], r.n[RTO_BS_OFFLOADED],
+			   r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
+		sep = ",";
+	}
+	out_printf(o, "]");
+}
+
 static void write_table(struct out *o)
 {
 	struct summary s;
@@ -611,6 +654,7 @@ static void write_table(struct out *o)
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
 	write_predict_counts(o);
+	write_syscalls_table(o);
 	write_threads_table(o, fb);
 	write_sites_table(o);
 }
@@ -705,6 +749,7 @@ static void write_json(struct out *o)
 		sep = ",";
 	}
 	out_printf(o, "]");
+	write_json_syscalls(o);
 	write_json_threads(o);
 	write_json_sites(o);
 	out_printf(o, "}\n");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
+#include "backstop.h"
 #include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
@@ -72,8 +73,21 @@ static void mask_changed(int how, const sigset_t *set)
 		rto_self.sigmask = bits;
 }
 
+/* An armed thread never blocks SIGSYS: a forced one would kill the process (backstop.c). */
+static const sigset_t *without_sigsys(const sigset_t *set, sigset_t *copy)
+{
+	if (!set || !(rto_bs_armed & 1) || !sigismember(set, SIGSYS))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGSYS);
+	return copy;
+}
+
 RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
+	sigset_t copy;
+	if (how != SIG_UNBLOCK)
+		set = without_sigsys(set, &copy);
 	int err = RTO_HAND_REAL(pthread_sigmask)(how, set, old);
 	if (!err)
 		mask_changed(how, set);
@@ -82,6 +96,9 @@ RTO_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+	sigset_t copy;
+	if (how != SIG_UNBLOCK)
+		set = without_sigsys(set, &copy);
 	int ret = RTO_HAND_REAL(sigprocmask)(how, set, old);
 	if (ret == 0)
 		mask_changed(how, set);

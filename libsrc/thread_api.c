@@ -3,6 +3,7 @@
  * The thread API of include/rtoffload.h: mark, unmark, mode.  Above
  * init.c (a mark may come before our constructor) and thread.c.
  */
+#include "backstop.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "thread.h"
@@ -42,6 +43,7 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
+	rto_backstop_enter(); /* what follows is the library's own work; unmarked: ALLOW */
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
@@ -61,8 +63,10 @@ RTO_EXPORT int rt_offload_set_thread_mode(int mode)
 		return -1;
 	}
 	int was = rto_thread_mode();
+	unsigned char sel = rto_backstop_enter(); /* the library's own work */
 	rto_self.mode = (unsigned char)(mode + 1);
 	if (rto_self.route != RTO_ROUTE_DIRECT && was != mode)
 		rto_thread_strict_prepare(mode); /* marked already: learn its descriptors now */
+	rto_backstop_leave(sel);
 	return 0;
 }

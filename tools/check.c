@@ -21,6 +21,7 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -60,6 +61,7 @@ struct facts {
 	struct rlimit rtprio, memlock;
 	int cap_nice, cap_lock;
 	int fifo_err, mlock_err; /* 0: works, else errno */
+	int sud_err;		 /* Syscall User Dispatch (the backstop): 0, else errno */
 	struct library lib;
 	char lib_err[PATH_MAX + 256];
 	int lib_ok;
@@ -474,6 +476,16 @@ static int try_in_child(int (*fn)(void))
 	return WIFEXITED(status) ? WEXITSTATUS(status) : ECHILD;
 }
 
+/* The backstop's kernel feature: Syscall User Dispatch on, then off (prctl 59). */
+static int try_sud(void)
+{
+	static char selector; /* ALLOW: nothing traps while it is on */
+	if (prctl(59 /* PR_SET_SYSCALL_USER_DISPATCH */, 1, 0UL, 0UL, &selector) != 0)
+		return errno;
+	prctl(59, 0, 0UL, 0UL, 0UL);
+	return 0;
+}
+
 static int has_cap(unsigned long long eff, int bit)
 {
 	return (int)((eff >> bit) & 1);
@@ -491,6 +503,7 @@ static void gather_limits(struct facts *f)
 	f->cap_nice = has_cap(eff, CAPBIT_SYS_NICE);
 	f->cap_lock = has_cap(eff, CAPBIT_IPC_LOCK);
 	f->fifo_err = try_in_child(try_fifo);
+	f->sud_err = try_in_child(try_sud);
 	f->mlock_err = try_in_child(try_mlockall);
 	f->lib_ok = library_find(&f->lib, f->lib_err, sizeof(f->lib_err)) == 0;
 }
@@ -626,6 +639,13 @@ static void print_limits(const struct facts *f)
 	    f->cap_lock ? " (CAP_IPC_LOCK held: locking is not limited)" : "");
 	row("SCHED_FIFO", "%s%s", works(f->fifo_err, w, sizeof(w)),
 	    f->fifo_err ? "" : " (a child process switched to it)");
+	row("backstop", "%s",
+	    f->sud_err == 0 ? "available: Syscall User Dispatch (backstop=on, the default)"
+	    : f->sud_err == EINVAL
+		    ? "not available: this kernel has no Syscall User Dispatch (5.11+); "
+		      "only wrapped calls are decided"
+		    : "not available: the kernel refused Syscall User Dispatch; only wrapped "
+		      "calls are decided");
 	row("mlockall", "%s", works(f->mlock_err, w, sizeof(w)));
 	section("Library");
 	if (f->lib_ok)

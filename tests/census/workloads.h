@@ -30,6 +30,9 @@ struct census_work {
 
 extern const struct census_work census_works[];
 extern const unsigned census_nworks;
+/* What no wrapper catches: raw syscall()s, libc's internal calls (backstop_works.c). */
+extern const struct census_work census_backstop_works[];
+extern const unsigned census_backstop_nworks;
 
 /* The fixture (unmarked thread): 0, or -1. */
 int census_setup(struct census_fx *fx, const char *dir);

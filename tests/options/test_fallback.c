@@ -29,7 +29,16 @@ static int count(const char *s, const char *what)
 static void run_child(const char *scenario, const char *dir, struct proc *p)
 {
 	char *argv[] = {OPT_CHILD, (char *)scenario, (char *)dir, NULL};
-	char *env[] = {"RTOFFLOAD_OPTIONS=mark=main:fd_local=none:stats=1", NULL};
+	/*
+	 * The strict child talks to its supervisor with raw syscall()s, which
+	 * must not count: with the backstop (issue 12) a strict thread's raw
+	 * write to a pipe it made by raw pipe2 is refused like any unknown
+	 * descriptor's, so that scenario runs without it.
+	 */
+	char *env[] = {strcmp(scenario, "strict") == 0
+			       ? "RTOFFLOAD_OPTIONS=mark=main:fd_local=none:stats=1:backstop=off"
+			       : "RTOFFLOAD_OPTIONS=mark=main:fd_local=none:stats=1",
+		       NULL};
 
 	cr_assert_eq(run_proc(argv, env, p), 0);
 	cr_assert(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0, "status %#x\n%s\n%s",

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * For test_backstop's report and statistics checks: a marked thread makes
+ * the same raw syscall(SYS_getcwd) three times from one call site and one
+ * raw syscall(SYS_sysinfo) (policy=SYS_sysinfo:strict refuses it), then
+ * prints trapped=N (rt_offload_get_stats) and exits; the options
+ * (report_traps=1, stats_file=) come from the test.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "rtoffload.h"
+
+static __attribute__((noinline)) long raw_getcwd_site(void)
+{
+	char buf[PATH_MAX];
+	return syscall(SYS_getcwd, buf, sizeof(buf));
+}
+
+static void *marked(void *arg)
+{
+	long *ok = arg;
+	struct sysinfo si;
+	struct rt_offload_stats st;
+
+	if (rt_offload_mark_thread() != 0)
+		return NULL;
+	for (int i = 0; i < 3; i++)
+		*ok += raw_getcwd_site() > 1;
+	*ok += syscall(SYS_sysinfo, &si) == -1 && errno == RT_OFFLOAD_STRICT_ERRNO;
+	rt_offload_get_stats(&st);
+	rt_offload_unmark_thread();
+	printf("ok=%ld trapped=%lu\n", *ok, (unsigned long)st.trapped);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t;
+	long ok = 0;
+
+	if (pthread_create(&t, NULL, marked, &ok) != 0 || pthread_join(t, NULL) != 0)
+		return 2;
+	return ok == 4 ? 0 : 1;
+}
