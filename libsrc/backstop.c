@@ -298,7 +298,9 @@ void rto_backstop_after_fork(void)
 	rto_bs_sel = RTO_BS_ALLOW;
 }
 
-int rto_backstop_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *ret)
+/* Uninstrumented: TSan's start-up installs its handlers through our sigaction() (signals.c). */
+RTO_UNINSTRUMENTED int rto_backstop_sigaction(int sig, const struct sigaction *act,
+					      struct sigaction *old, int *ret)
 {
 	if (sig != SIGSYS || CMM_LOAD_SHARED(handler_state) != 2)
 		return 0;
