@@ -568,8 +568,20 @@ static void write_predict_counts(struct out *o)
 {
 	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
 		return;
-	const struct rto_predict *s = &rto_q->predict;
-	const struct rto_predict_counts *c = &s->counts;
+	/*
+	 * A copy under the lock the helpers write them under (predict.c).
+	 * trylock: a helper inside it now leaves these diagnostic lines out,
+	 * rather than the exit wait for a thread that may never run again.
+	 */
+	struct rto_predict *live = &rto_q->predict;
+	if (rto_mutex_trylock(&live->lock) != 0)
+		return;
+	const struct rto_predict_counts counts = live->counts;
+	const struct {
+		uint64_t naps, window_ns, overshoot_ns;
+	} snap = {live->naps, live->window_ns, live->overshoot_ns}, *s = &snap;
+	rto_mutex_unlock(&live->lock);
+	const struct rto_predict_counts *c = &counts;
 	if (!s->naps)
 		return;
 	out_printf(o,
