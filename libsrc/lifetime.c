@@ -42,6 +42,13 @@
  * process as its sender asked, and otherwise exits with the initial
  * thread's status.  A thread of another runtime (ThreadSanitizer's
  * background thread) keeps the process alive, as it would without us.
+ *
+ * The helper reads /proc only once the initial thread has exited, which it
+ * sees without a system call: the kernel clears that thread's tid word in
+ * glibc's thread descriptor when it exits.  An open takes the lowest free
+ * descriptor number for a few microseconds, and a program such as tar
+ * (close(1); dup(fd), abort() when dup gives another number) runs its
+ * close and dup beside the helpers.
  */
 #include "callsite.h"
 #include "resolve.h"
@@ -53,6 +60,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +77,45 @@ static unsigned int *nthreads; /* glibc's __nptl_nthreads, or NULL */
  */
 static void (*write_out)(void);
 
+/*
+ * The initial thread's tid word, at the offset libthread_db reads
+ * (_thread_db_pthread_tid: bits, count, offset; GLIBC_PRIVATE like the
+ * count).  The kernel clears it when that thread exits: glibc registered
+ * it with set_tid_address() at start, and fork() with
+ * CLONE_CHILD_CLEARTID.  That descriptor is in the initial thread's static
+ * TLS block, which glibc never frees, so it stays readable.
+ */
+static pid_t *initial_tid;
+static pid_t *leader_tid;   /* this process's first thread's: NULL when unknown */
+static uint64_t next_watch; /* the watching worker reads and writes it; fork resets it */
+
+static pid_t *tid_word(void)
+{
+	const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+
+	if (!d || d[0] != 8 * sizeof(pid_t) || d[1] != 1)
+		return NULL;
+	pid_t *w = (pid_t *)((char *)pthread_self() + d[2]);
+	return CMM_LOAD_SHARED(*w) == gettid() ? w : NULL;
+}
+
+/*
+ * A fork child's first thread is the one that forked; its word is known
+ * when that was the initial thread (another thread's descriptor lives on
+ * its stack, which glibc may unmap once it exits).
+ */
+static void child_after_fork(void)
+{
+	leader_tid = initial_tid && tid_word() == initial_tid ? initial_tid : NULL;
+	next_watch = 0; /* the child's helpers start afresh */
+}
+
 void rto_lifetime_init(void (*at_end)(void))
 {
 	write_out = at_end;
+	if (gettid() == getpid()) /* preloaded or linked: the constructor runs there */
+		initial_tid = leader_tid = tid_word();
+	pthread_atfork(NULL, NULL, child_after_fork);
 	nthreads = (unsigned int *)dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
 	if (!nthreads || CMM_LOAD_SHARED(*nthreads) == 0) {
 		nthreads = NULL;
@@ -166,8 +210,6 @@ static _Noreturn void end_process(int exit_code)
 	__builtin_unreachable();
 }
 
-static uint64_t next_watch; /* only the watching worker reads and writes it */
-
 /*
  * The first look comes a whole period after the helpers start, not at their
  * first idle moment: a look opens /proc/self/stat, which takes the lowest
@@ -188,6 +230,8 @@ void rto_lifetime_watch(void)
 	struct proc_state ps;
 
 	next_watch = rto_now_ns() + RTO_LIFETIME_WATCH_NS;
+	if (leader_tid && CMM_LOAD_SHARED(*leader_tid) != 0)
+		return; /* the first thread runs: no look at /proc */
 	if (read_proc(&ps) != 0 || ps.state != 'Z')
 		return;
 	if (ps.threads != (long)CMM_LOAD_SHARED(rto_q->helpers) + 1)

@@ -39,8 +39,11 @@ static void child(void)
 		if (close(into) < 0)
 			_exit(4);
 		int got = dup(i % 2 ? p[1] : p[0]);
-		if (got != into)
+		if (got != into) {
+			fprintf(stderr, "fork_exec: dup() gave %d, not %d, at move %d\n", got, into,
+				i);
 			_exit(3);
+		}
 	}
 	execl("/proc/self/exe", "fork_exec", "leaf", (char *)NULL);
 	_exit(127);

@@ -410,6 +410,40 @@ static int scenario_sigwait(void)
 	pthread_exit(NULL);
 }
 
+/* ---- the helpers' look at /proc (libsrc/lifetime.c) ------------------------------- */
+
+static void idle(void)
+{
+	struct timespec t = {2, 500000000}; /* two and a half watch periods */
+
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+/* The initial thread runs, idle, with the helpers started. */
+static int scenario_idle(void)
+{
+	put("main", "m"); /* offloaded: starts the helpers */
+	idle();
+	return 0;
+}
+
+static void *idle_then_end(void *arg)
+{
+	(void)arg;
+	idle();
+	put("last", "idle");
+	return NULL;
+}
+
+/* ... and the control: the initial thread has ended, another idles. */
+static int scenario_idle_after_main(void)
+{
+	put("main", "m");
+	start(idle_then_end, NULL);
+	pthread_exit(NULL);
+}
+
 /* ---- the six lines, and with async writes --------------------------------- */
 
 static int scenario_six(void)
@@ -469,5 +503,9 @@ int main(int argc, char **argv)
 		return scenario_raw_exit();
 	if (strcmp(s, "sigwait") == 0)
 		return scenario_sigwait();
+	if (strcmp(s, "idle") == 0)
+		return scenario_idle();
+	if (strcmp(s, "idle-after-main") == 0)
+		return scenario_idle_after_main();
 	return FAIL_SETUP;
 }

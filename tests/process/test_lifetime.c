@@ -395,3 +395,53 @@ Test(lifetime, sigterm_with_only_helpers_left, NOT_UNDER_TSAN)
 		  "want SIGTERM (or exit status 5: ended before the signal), got 0x%x", st);
 	nothing_left();
 }
+
+/* ---- the only-helpers watch opens nothing while the initial thread runs ------------ */
+
+/*
+ * How often SCENARIO's threads opened /proc/self/stat (the watch's look),
+ * from strace -f.  An open takes the lowest free descriptor number: a
+ * program that runs close(n); dup(x) (tar) beside the helpers must not
+ * see one, and needs none while its initial thread runs.
+ */
+static int proc_stat_opens(const char *scenario)
+{
+	char trace[PATH_MAX + 8], opts[64], preload[PATH_MAX + 16], line[4096];
+	int n = 0;
+
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	/* live=0: the live publisher reads /proc/self/stat once, inside the helpers' start. */
+	snprintf(opts, sizeof(opts), "RTOFFLOAD_OPTIONS=mark=main:live=0");
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", rto_preload());
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		/* LeakSanitizer's exit check uses ptrace, which strace holds. */
+		execlp("strace", "strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, "-E",
+		       opts, "-E", preload, "-E", "ASAN_OPTIONS=detect_leaks=0", PROC_CHILD,
+		       scenario, dir, (char *)NULL);
+		_exit(127);
+	}
+	int st = reap(pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "strace %s: status 0x%x", scenario, st);
+	FILE *f = fopen(trace, "r");
+	cr_assert_not_null(f, "%s", trace);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "\"/proc/self/stat\"") != NULL;
+	fclose(f);
+	return n;
+}
+
+Test(lifetime, watch_opens_nothing_while_the_initial_thread_runs, NOT_UNDER_TSAN)
+{
+	cr_expect_eq(proc_stat_opens("idle"), 0);
+	assert_file("main", "m");
+}
+
+/* The control: the same witness sees the looks once the initial thread has ended. */
+Test(lifetime, watch_looks_once_the_initial_thread_has_ended, NOT_UNDER_TSAN)
+{
+	cr_expect_geq(proc_stat_opens("idle-after-main"), 1);
+	assert_file("last", "idle");
+}
