@@ -23,12 +23,16 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -108,6 +112,61 @@ Test(backstop, raw_syscall_of_an_unwrapped_call_is_offloaded, .timeout = TEST_TI
 	cr_assert_eq(w.witness_rc, 0);
 	cr_expect_gt(w.ret, 1, "getcwd ran on the marked thread, under its witness (errno %d)",
 		     w.err);
+}
+
+/*
+ * A realtime loop's waits do not trap: their wrappers run them locally
+ * with the selector open (the clock variants too, calls.tbl's rtsafe
+ * rows).  The statistics count them local, and trapped stays 0 (only
+ * this thread is marked).
+ */
+struct waits {
+	uint64_t trapped, local;
+	int rc[8];
+};
+
+static void rtsafe_waits(void *arg)
+{
+	struct waits *w = arg;
+	struct rt_offload_stats before, after;
+	const struct timespec past = {1, 0}, zero = {0, 0};
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	struct epoll_event ev;
+	sem_t sem;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	sem_init(&sem, 0, 1);
+	rt_offload_get_stats(&before);
+	w->rc[0] = pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past);
+	w->rc[1] = pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past);
+	w->rc[2] = pthread_mutex_unlock(&m);
+	w->rc[3] = pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &past) |
+		   pthread_rwlock_unlock(&rw);
+	w->rc[4] = pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &past) |
+		   pthread_rwlock_unlock(&rw);
+	w->rc[5] = sem_clockwait(&sem, CLOCK_MONOTONIC, &past);
+	w->rc[6] = epoll_pwait2(ep, &ev, 1, &zero, NULL);
+	w->rc[7] = clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL);
+	rt_offload_get_stats(&after);
+	w->trapped = after.trapped - before.trapped;
+	w->local = after.local - before.local;
+	close(ep);
+	sem_destroy(&sem);
+}
+
+Test(backstop, realtime_safe_waits_do_not_trap, .timeout = TEST_TIMEOUT)
+{
+	NEED_BACKSTOP();
+	struct waits w;
+
+	run_marked(rtsafe_waits, &w);
+	int want[8] = {0, ETIMEDOUT, 0, 0, 0, 0, 0, 0};
+	for (int i = 0; i < 8; i++)
+		cr_expect_eq(w.rc[i], want[i], "call %d returned %d", i, w.rc[i]);
+	cr_expect_eq(w.trapped, 0, "%llu of the waits trapped", (unsigned long long)w.trapped);
+	cr_expect_geq(w.local, 10, "local: %llu", (unsigned long long)w.local);
 }
 
 Test(backstop, unmarked_thread_is_not_decided, .timeout = TEST_TIMEOUT)

@@ -179,9 +179,11 @@ HOOK(prep_epoll_pipe)
 CASE(epoll_wait_ok) { struct epoll_event ev; INT(epoll_wait(r->fd, &ev, 1, 0)); }
 CASE(epoll_wait_ebadf) { struct epoll_event ev; INT(epoll_wait(x->bad, &ev, 1, 0)); }
 CASE(epoll_pwait_ok) { struct epoll_event ev; INT(epoll_pwait(r->fd, &ev, 1, 0, NULL)); }
+CASE(epoll_pwait2_ok) { struct epoll_event ev; struct timespec zero = {0}; INT(epoll_pwait2(r->fd, &ev, 1, &zero, NULL)); }
 CASE(pthread_mutex_lock_ok) { CODE(pthread_mutex_lock(&mtx)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_mutex_trylock_ok) { CODE(pthread_mutex_trylock(&mtx)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_mutex_timedlock_ok) { CODE(pthread_mutex_timedlock(&mtx, &past)); CODE(pthread_mutex_unlock(&mtx)); }
+CASE(pthread_mutex_clocklock_ok) { CODE(pthread_mutex_clocklock(&mtx, CLOCK_MONOTONIC, &past)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_mutex_unlock_ok) { CODE(pthread_mutex_lock(&mtx)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_mutex_trylock_ebusy)
 {
@@ -209,6 +211,15 @@ CASE(pthread_cond_timedwait_etimedout)
 	r->code = code;
 	r->fail = code != 0;
 }
+CASE(pthread_cond_clockwait_etimedout)
+{
+	CODE(pthread_mutex_lock(&mtx));
+	COND(pthread_cond_clockwait(&cond, &mtx, CLOCK_MONOTONIC, &past));
+	int code = r->code;
+	CODE(pthread_mutex_unlock(&mtx));
+	r->code = code;
+	r->fail = code != 0;
+}
 CASE(pthread_cond_signal_ok) { CODE(pthread_mutex_lock(&mtx)); COND(pthread_cond_signal(&cond)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_cond_broadcast_ok) { CODE(pthread_mutex_lock(&mtx)); COND(pthread_cond_broadcast(&cond)); CODE(pthread_mutex_unlock(&mtx)); }
 CASE(pthread_rwlock_rdlock_ok) { CODE(pthread_rwlock_rdlock(&rw)); CODE(pthread_rwlock_unlock(&rw)); }
@@ -217,6 +228,8 @@ CASE(pthread_rwlock_tryrdlock_ok) { CODE(pthread_rwlock_tryrdlock(&rw)); CODE(pt
 CASE(pthread_rwlock_trywrlock_ok) { CODE(pthread_rwlock_trywrlock(&rw)); CODE(pthread_rwlock_unlock(&rw)); }
 CASE(pthread_rwlock_timedrdlock_ok) { CODE(pthread_rwlock_timedrdlock(&rw, &past)); CODE(pthread_rwlock_unlock(&rw)); }
 CASE(pthread_rwlock_timedwrlock_ok) { CODE(pthread_rwlock_timedwrlock(&rw, &past)); CODE(pthread_rwlock_unlock(&rw)); }
+CASE(pthread_rwlock_clockrdlock_ok) { CODE(pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &past)); CODE(pthread_rwlock_unlock(&rw)); }
+CASE(pthread_rwlock_clockwrlock_ok) { CODE(pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &past)); CODE(pthread_rwlock_unlock(&rw)); }
 CASE(pthread_rwlock_unlock_ok) { CODE(pthread_rwlock_rdlock(&rw)); CODE(pthread_rwlock_unlock(&rw)); }
 CASE(pthread_barrier_wait_serial) { CODE(pthread_barrier_wait(&barrier) == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : 1); }
 CASE(pthread_spin_lock_ok) { CODE(pthread_spin_lock(&spin)); CODE(pthread_spin_unlock(&spin)); }
@@ -228,6 +241,7 @@ CASE(pthread_join_edeadlk) { CODE(pthread_join(pthread_self(), NULL)); }
 #endif
 CASE(sem_wait_ok) { INT(sem_wait(&sem)); }
 CASE(sem_timedwait_ok) { INT(sem_timedwait(&sem, &past)); }
+CASE(sem_clockwait_ok) { INT(sem_clockwait(&sem, CLOCK_MONOTONIC, &past)); }
 CASE(sem_trywait_eagain) { INT(sem_trywait(&sem)); INT(sem_trywait(&sem)); }
 CASE(sem_post_ok) { INT(sem_post(&sem)); int v = 0; sem_getvalue(&sem, &v); note(r, "%d", v); }
 /* clang-format on */
@@ -281,13 +295,16 @@ const struct fcase more_rtsafe_cases[] = {
 	ENTRY(epoll_wait_ok, .local = 1, .prep = prep_epoll_pipe),
 	LFAIL(epoll_wait_ebadf, EBADF),
 	ENTRY(epoll_pwait_ok, .local = 1, .prep = prep_epoll_pipe),
+	ENTRY(epoll_pwait2_ok, .local = 1, .prep = prep_epoll_pipe),
 	LOCAL(pthread_mutex_lock_ok),
 	LOCAL(pthread_mutex_trylock_ok),
 	LOCAL(pthread_mutex_timedlock_ok),
+	LOCAL(pthread_mutex_clocklock_ok),
 	LOCAL(pthread_mutex_unlock_ok),
 	LCODE(pthread_mutex_trylock_ebusy, EBUSY),
 	ENTRY(pthread_cond_wait_ok, .local = 1, .prep = prep_signaller, .post = post_join),
 	LCODE(pthread_cond_timedwait_etimedout, ETIMEDOUT),
+	LCODE(pthread_cond_clockwait_etimedout, ETIMEDOUT),
 	LOCAL(pthread_cond_signal_ok),
 	LOCAL(pthread_cond_broadcast_ok),
 	LOCAL(pthread_rwlock_rdlock_ok),
@@ -296,6 +313,8 @@ const struct fcase more_rtsafe_cases[] = {
 	LOCAL(pthread_rwlock_trywrlock_ok),
 	LOCAL(pthread_rwlock_timedrdlock_ok),
 	LOCAL(pthread_rwlock_timedwrlock_ok),
+	LOCAL(pthread_rwlock_clockrdlock_ok),
+	LOCAL(pthread_rwlock_clockwrlock_ok),
 	LOCAL(pthread_rwlock_unlock_ok),
 	SYNC(pthread_barrier_wait_serial),
 	SYNC(pthread_spin_lock_ok),
@@ -307,6 +326,7 @@ const struct fcase more_rtsafe_cases[] = {
 #endif
 	SYNC(sem_wait_ok),
 	SYNC(sem_timedwait_ok),
+	SYNC(sem_clockwait_ok),
 	ENTRY(sem_trywait_eagain, .local = 1, .fail = 1, .err = EAGAIN, .prep = prep_sync,
 	      .post = post_sync),
 	SYNC(sem_post_ok),

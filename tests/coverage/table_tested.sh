@@ -16,7 +16,7 @@ tests=$2
 # "thread" rows are never routed: no family compares them direct and marked
 # (tests/routing names each of them: check_exports.sh).
 names=$(awk '!/^[ \t]*(#|$)/ && $4 != "thread" { print $3 }' "$table")
-cases=$(cat "$tests"/*.c "$tests"/*/*.c | grep -o 'CASE([A-Za-z0-9_]*)' | sed 's/CASE(\(.*\))/\1/')
+cases=$(find "$tests" -name '*.c' -exec cat {} + | grep -o 'CASE([A-Za-z0-9_]*)' | sed 's/CASE(\(.*\))/\1/')
 
 missing=$(printf '%s\n' "$cases" | awk -v names="$names" '
 	BEGIN { n = split(names, list, "\n"); for (i = 1; i <= n; i++) row[list[i]] = 1 }
