@@ -163,9 +163,6 @@ void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 	else if (rto_sanitizer_is_tsan())
 		why_off = "ThreadSanitizer delivers signals itself: the SIGSYS handler "
 			  "would run after the call it must replace";
-	else if (rto_sanitizer_pthread_create())
-		why_off = "a sanitizer runtime is first in the load order (under ASan a mark "
-			  "from .preinit_array hung the program: not understood yet)";
 	else if (!dl_iterate_phdr(find_text, NULL))
 		why_off = "the library's text was not found";
 	else {

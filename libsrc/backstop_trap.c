@@ -282,6 +282,33 @@ static long child_stack(long nr, const long *a)
 	return 0; /* vfork */
 }
 
+/* A clone or vfork whose child shares this address space (not a fork). */
+static int shares_memory(long nr, const long *a)
+{
+	return (rto_sysent[nr].flags & RTO_SYS_AGAIN) && child_stack(nr, a) >= 0;
+}
+
+/*
+ * Run it here, on the caller.  A child sharing the address space must not
+ * start inside this handler: with a stack of its own (pthread_create,
+ * posix_spawn's child, LeakSanitizer's tracer) it is started with the
+ * program's registers, going on after the program's syscall instruction;
+ * without one (vfork) the instruction runs again, allowed (*again).
+ */
+static long run_here(long nr, const long *a, ucontext_t *uc, int *again)
+{
+	long sp = (rto_sysent[nr].flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	if (sp < 0)
+		return run_local(nr, a);
+	if (sp == 0) {
+		*again = 1;
+		return nr;
+	}
+	return rto_bs_clone(g, nr, (uintptr_t)sp, (uintptr_t)g[REG_RIP]);
+}
+
 static void forget(long nr, const long *a, long ret)
 {
 	unsigned char f = rto_sysent[nr].flags;
@@ -309,16 +336,9 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 						a[3]);
 		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
 	}
-	long sp = (e->flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
-	if (sp == 0) { /* the child would share this handler's stack: again, in place */
+	if (shares_memory(nr, a)) {
 		rto_backstop_count(nr, RTO_BS_LOCAL);
-		*again = 1;
-		return nr;
-	}
-	if (sp > 0) { /* a thread (pthread_create, posix_spawn's child): started from here */
-		rto_backstop_count(nr, RTO_BS_LOCAL);
-		return rto_bs_clone(uc->uc_mcontext.gregs, nr, (uintptr_t)sp,
-				    (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+		return run_here(nr, a, uc, again);
 	}
 	if (handling == RTO_OFFLOAD && (e->flags & RTO_SYS_BYFD) &&
 	    (helpers_ready() || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT) &&
@@ -384,12 +404,12 @@ void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		report_trap(nr, uc);
 		if (rto_self.route == RTO_ROUTE_DIRECT) { /* unmarked by mark= meanwhile */
 			rto_backstop_count(nr, RTO_BS_LOCAL);
-			g[REG_RAX] = run_local(nr, a);
+			g[REG_RAX] = run_here(nr, a, uc, &again);
 		} else if (rto_self.route != RTO_ROUTE_MARKED || rto_self.vforking ||
 			   rto_sanitizer_pc(si->si_call_addr)) {
 			rto_backstop_count(nr,
 					   RTO_BS_LOCAL); /* the library's own work, a runtime's */
-			g[REG_RAX] = run_local(nr, a);
+			g[REG_RAX] = run_here(nr, a, uc, &again);
 		} else {
 			g[REG_RAX] = decide(nr, a, uc, &again);
 		}

@@ -54,8 +54,8 @@ extern char **environ;
  * delivers signals itself, after the call the handler must replace): the
  * backstop's tests skip there, and run under ASan and plainly.
  */
-#if (defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)) && !defined(BACKSTOP_OFF)
-#define NEED_BACKSTOP() cr_skip_test("a sanitizer runtime: the library turns the backstop off")
+#if defined(__SANITIZE_THREAD__) && !defined(BACKSTOP_OFF)
+#define NEED_BACKSTOP() cr_skip_test("ThreadSanitizer: the library turns the backstop off")
 #else
 #define NEED_BACKSTOP() (void)0
 #endif
