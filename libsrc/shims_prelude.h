@@ -12,7 +12,7 @@
 #endif
 #include "rto.h"
 
-#include "real.h" /* rto_real_* and rto_fn_* (generated shims.h) */
+#include "real.h"	 /* rto_real_* and rto_fn_* (generated shims.h) */
 #include "async_adapt.h" /* async:NAME in calls.tbl */
 
 /* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */

@@ -21,7 +21,8 @@ static void run_dprintf(void *p)
 			     : rto_real___vdprintf_chk(a->fd, a->flag, a->fmt, *a->ap);
 }
 
-#define RTO_RUN_ALIAS(fname) void rto_run_##fname(void *p) __attribute__((alias("run_dprintf"))); \
+#define RTO_RUN_ALIAS(fname)                                                 \
+	void rto_run_##fname(void *p) __attribute__((alias("run_dprintf"))); \
 	RTO_FN_HAND(fname)
 RTO_RUN_ALIAS(dprintf);
 RTO_RUN_ALIAS(vdprintf);

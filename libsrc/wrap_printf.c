@@ -25,7 +25,8 @@ static void run_printf(void *p)
 		a->ret = rto_real___vfprintf_chk(a->f, a->flag, a->fmt, *a->ap);
 }
 
-#define RTO_RUN_ALIAS(fname) void rto_run_##fname(void *p) __attribute__((alias("run_printf"))); \
+#define RTO_RUN_ALIAS(fname)                                                \
+	void rto_run_##fname(void *p) __attribute__((alias("run_printf"))); \
 	RTO_FN_HAND(fname)
 RTO_RUN_ALIAS(printf);
 RTO_RUN_ALIAS(fprintf);

@@ -29,7 +29,8 @@ static void run_scanf(void *p)
 			: rto_real_vfscanf(a->f, a->fmt, *a->ap);
 }
 
-#define RTO_RUN_ALIAS(fname) void rto_run_##fname(void *p) __attribute__((alias("run_scanf"))); \
+#define RTO_RUN_ALIAS(fname)                                               \
+	void rto_run_##fname(void *p) __attribute__((alias("run_scanf"))); \
 	RTO_FN_HAND(fname)
 RTO_RUN_ALIAS(fscanf);
 RTO_RUN_ALIAS(scanf);

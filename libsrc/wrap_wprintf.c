@@ -18,7 +18,8 @@ static void run_wprintf(void *p)
 	a->ret = rto_real_vfwprintf(a->f, a->fmt, *a->ap);
 }
 
-#define RTO_RUN_ALIAS(fname) void rto_run_##fname(void *p) __attribute__((alias("run_wprintf"))); \
+#define RTO_RUN_ALIAS(fname)                                                 \
+	void rto_run_##fname(void *p) __attribute__((alias("run_wprintf"))); \
 	RTO_FN_HAND(fname)
 RTO_RUN_ALIAS(fwprintf);
 RTO_RUN_ALIAS(wprintf);

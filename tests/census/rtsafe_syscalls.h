@@ -19,6 +19,8 @@
 
 #include <sys/syscall.h>
 
+/* One call a line, its reason beside it. */
+/* clang-format off */
 static const long rtsafe_syscalls[] = {
 	SYS_futex,	     /* the offload's wait; pthread locks, semaphores */
 	SYS_rt_sigreturn,    /* the end of any signal handler */
@@ -27,12 +29,13 @@ static const long rtsafe_syscalls[] = {
 	SYS_clock_nanosleep, /* rtsafe: clock_nanosleep, nanosleep, usleep, sleep */
 	SYS_nanosleep,
 	SYS_sched_yield,
-	SYS_poll, /* rtsafe: poll, ppoll, select, pselect, epoll_wait, epoll_pwait */
+	SYS_poll, /* rtsafe: poll, ppoll, select, pselect, epoll_wait, epoll_pwait, epoll_pwait2 */
 	SYS_ppoll,
 	SYS_select,
 	SYS_pselect6,
 	SYS_epoll_wait,
 	SYS_epoll_pwait,
+	SYS_epoll_pwait2,
 	SYS_accept, /* net: accept, accept4 */
 	SYS_accept4,
 	SYS_mq_timedsend, /* desc: mq_send, mq_receive and their timed forms */
@@ -44,5 +47,6 @@ static const long rtsafe_syscalls[] = {
 	SYS_getpid, /* no kernel work at all */
 	SYS_gettid,
 };
+/* clang-format on */
 
 #endif

@@ -30,9 +30,9 @@
 #include <unistd.h>
 
 #define TEXT "alpha 1\nbeta 2\ngamma 3\n"
-#define EXPECT(cond)             \
-	do {                     \
-		if (!(cond))     \
+#define EXPECT(cond)                     \
+	do {                             \
+		if (!(cond))             \
 			return __LINE__; \
 	} while (0)
 

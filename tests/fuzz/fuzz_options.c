@@ -50,13 +50,13 @@
 /* report.c reads the verbosity; the library defines this in options_load.c. */
 struct rto_options rto_opt;
 
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                        \
-			abort();                                                         \
-		}                                                                        \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "fuzz_options: invariant failed: %s (line %d)\n", #cond, \
+				__LINE__);                                                       \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 /* A string field: NUL-terminated inside its array. */

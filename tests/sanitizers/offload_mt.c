@@ -58,10 +58,10 @@ static char dir[64];
 static FILE *shared;
 static atomic_int failures, signals_seen, threads_done;
 
-#define FAIL(...)                                          \
-	do {                                               \
+#define FAIL(...)                                            \
+	do {                                                 \
 		fprintf(stderr, "offload_mt: " __VA_ARGS__); \
-		atomic_fetch_add(&failures, 1);            \
+		atomic_fetch_add(&failures, 1);              \
 	} while (0)
 
 /*
@@ -264,11 +264,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nthreads; i++) {
 		snprintf(path, sizeof(path), "%s/t%d", dir, i);
 		if (file_size(path) != jobs[i].own_bytes)
-			FAIL("%s: %ld bytes, expected %ld\n", path, file_size(path), jobs[i].own_bytes);
+			FAIL("%s: %ld bytes, expected %ld\n", path, file_size(path),
+			     jobs[i].own_bytes);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/t%d.raw", dir, i);
 		if (file_size(path) != jobs[i].raw_bytes)
-			FAIL("%s: %ld bytes, expected %ld\n", path, file_size(path), jobs[i].raw_bytes);
+			FAIL("%s: %ld bytes, expected %ld\n", path, file_size(path),
+			     jobs[i].raw_bytes);
 		unlink(path);
 		shared_bytes += jobs[i].shared_bytes;
 	}
@@ -281,7 +283,8 @@ int main(int argc, char **argv)
 	/* At least the write, open, close, mmap and munmap of every round. */
 	uint64_t offloaded = after.offloaded - before.offloaded;
 	if (offloaded < (uint64_t)nthreads * (uint64_t)iterations * 5)
-		FAIL("offloaded %llu calls, expected at least %llu\n", (unsigned long long)offloaded,
+		FAIL("offloaded %llu calls, expected at least %llu\n",
+		     (unsigned long long)offloaded,
 		     (unsigned long long)nthreads * (unsigned long long)iterations * 5);
 	printf("offload_mt: %d threads x %d rounds: offloaded %llu, local %llu, signals %d, "
 	       "round trip p50 %llu ns p99 %llu ns, failures %d\n",
