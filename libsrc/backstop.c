@@ -26,7 +26,9 @@
  * through the wrappers, and of trapped rt_sigprocmask/rt_sigaction calls
  * (backstop_trap.c).
  */
-#include "rto.h"
+#include "rto_base.h"
+#include "options_load.h"
+#include "sanitizer.h"
 #include "backstop.h"
 #include "real.h"
 

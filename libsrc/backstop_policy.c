@@ -6,7 +6,7 @@
  * they act on the calling thread, or the handler emulates them.  Pure (no
  * I/O): the policy fuzz target runs it.
  */
-#include "rto.h"
+#include "rto_base.h"
 #include "backstop.h"
 
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * JSON (stats.c).  Counted from the SIGSYS handler with relaxed atomic
  * adds: a trap costs microseconds already, and any thread may trap.
  */
-#include "rto.h"
+#include "rto_base.h"
 #include "backstop.h"
 
 #include <string.h>

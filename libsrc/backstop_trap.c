@@ -31,7 +31,14 @@
  * the selector blocked is made again from the library's text, on the
  * trapped stack: the frame it restores is the program's own.
  */
-#include "rto.h"
+#include "rto_base.h"
+#include "options_load.h"
+#include "self.h"
+#include "callsite.h"
+#include "route.h"
+#include "fdclass.h"
+#include "transport.h"
+#include "sanitizer.h"
 #include "backstop.h"
 #include "route_state.h"
 #include "real.h"
