@@ -51,6 +51,7 @@
  * close and dup beside the helpers.
  */
 #include "callsite.h"
+#include "procfs.h"
 #include "resolve.h"
 #include "transport.h"
 #include "signals.h"
@@ -156,15 +157,9 @@ struct proc_state {
 static int read_proc(struct proc_state *ps)
 {
 	char buf[1024];
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (rto_procfs_read("/proc/self/stat", buf, sizeof(buf)) <= 0)
 		return -1;
-	long n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	const char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
 	if (!p || sscanf(p + 1, " %c", &ps->state) != 1)
 		return -1;

@@ -32,6 +32,7 @@
  * closed (tests/live: live_fork_exec).
  */
 #include "options_load.h"
+#include "procfs.h"
 #include "cpulist.h"
 #include "own_thread.h"
 #include "fn.h"
@@ -82,21 +83,14 @@ static long sys_open(const char *path, int flags, int mode)
 static uint64_t start_time(pid_t pid)
 {
 	char path[64], buf[1024];
-	long fd, n;
 	uint64_t v = 0;
 
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/stat");
-	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	if (rto_procfs_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	const char *p = strrchr(buf, ')'); /* the name may hold spaces */
 	for (int field = 2; p && *p && field < 22; p++)
 		field += *p == ' ';

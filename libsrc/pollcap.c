@@ -19,6 +19,7 @@
  * Without throttling (sched_rt_runtime_us = -1) nothing is capped.
  */
 #include "resolve.h"
+#include "procfs.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -34,16 +35,9 @@ static uint64_t budget_ns = 47500000; /* 0: no throttling, no cap */
 static int read_long(const char *path, long *out)
 {
 	char buf[32];
-	long fd = rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	long n;
 
-	if (fd < 0)
+	if (rto_procfs_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *end;
 	errno = 0;
 	*out = strtol(buf, &end, 10);

@@ -10,6 +10,7 @@
  * helpers may be unusable.
  */
 #include "backstop.h"
+#include "procfs.h"
 #include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
@@ -132,13 +133,8 @@ static void read_comm(pid_t tid, char *name, size_t len)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	long n = fd >= 0 ? rto_syscall(SYS_read, fd, name, len - 1) : -1;
-	if (fd >= 0)
-		rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		n = snprintf(name, len, "?");
-	name[n] = '\0';
+	if (rto_procfs_read(path, name, len) <= 0)
+		snprintf(name, len, "?");
 	name[strcspn(name, "\n")] = '\0';
 }
 

@@ -6,6 +6,7 @@
  * which all read them; it calls none of them.
  */
 #include "options_load.h"
+#include "procfs.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "resolve.h"
@@ -37,14 +38,8 @@ static int proc_faults(pid_t tid, uint64_t *minor, uint64_t *major)
 	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (rto_procfs_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	long n = rto_syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	rto_syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
 	unsigned long mi, ma;
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &mi, &ma) != 2)
