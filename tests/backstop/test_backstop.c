@@ -50,9 +50,9 @@
 extern char **environ;
 
 /*
- * Under ThreadSanitizer the library turns the backstop off (the runtime
- * delivers signals itself, after the call the handler must replace): the
- * backstop's tests skip there, and run under ASan and plainly.
+ * Under ThreadSanitizer the library turns the backstop off (its runtime's
+ * own thread start and system calls trap in turn: tests/sanitizers/README.md):
+ * the backstop's tests skip there, and run under ASan and plainly.
  */
 #if defined(__SANITIZE_THREAD__) && !defined(BACKSTOP_OFF)
 #define NEED_BACKSTOP() cr_skip_test("ThreadSanitizer: the library turns the backstop off")
