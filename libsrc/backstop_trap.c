@@ -289,10 +289,10 @@ static long child_stack(long nr, const long *a)
 	return 0; /* vfork */
 }
 
-/* A clone or vfork whose child shares this address space (not a fork). */
-static int shares_memory(long nr, const long *a)
+/* child_stack() for the calls the table marks "again" (clone, clone3, vfork); else -1. */
+static long shared_child_stack(long nr, const long *a)
 {
-	return (rto_sysent[nr].flags & RTO_SYS_AGAIN) && child_stack(nr, a) >= 0;
+	return (rto_sysent[nr].flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
 }
 
 /*
@@ -304,7 +304,7 @@ static int shares_memory(long nr, const long *a)
  */
 static long run_here(long nr, const long *a, ucontext_t *uc, int *again)
 {
-	long sp = (rto_sysent[nr].flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
+	long sp = shared_child_stack(nr, a);
 	greg_t *g = uc->uc_mcontext.gregs;
 
 	if (sp < 0)
@@ -343,7 +343,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 						a[3]);
 		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
 	}
-	if (shares_memory(nr, a)) {
+	if (shared_child_stack(nr, a) >= 0) { /* a thread, vfork: not a fork */
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}
