@@ -28,7 +28,6 @@
  */
 #include "rto_base.h"
 #include "options_load.h"
-#include "sanitizer.h"
 #include "backstop.h"
 #include "real.h"
 
@@ -162,9 +161,6 @@ void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 		return;
 	if (under_valgrind())
 		why_off = "valgrind does not emulate Syscall User Dispatch";
-	else if (rto_sanitizer_is_tsan())
-		why_off = "ThreadSanitizer: its runtime's own thread start and system "
-			  "calls would trap in turn (tests/sanitizers/README.md)";
 	else if (!dl_iterate_phdr(find_text, NULL))
 		why_off = "the library's text was not found";
 	else {

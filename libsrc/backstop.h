@@ -91,7 +91,8 @@ static inline void rto_backstop_leave(unsigned char was)
 	unsigned char armed = rto_bs_armed;
 
 	if (RTO_LIKELY(armed == 1)) {
-		unsigned char route = rto_self.route;
+		/* Another thread's mark= may change it at any time (route_state.h). */
+		unsigned char route = CMM_LOAD_SHARED(rto_self.route);
 		/* BUSY: a call nested in the library's own work goes back to it as it was. */
 		rto_bs_sel = route == RTO_ROUTE_MARKED	 ? RTO_BS_BLOCK
 			     : route == RTO_ROUTE_DIRECT ? RTO_BS_ALLOW

@@ -12,7 +12,7 @@
 
 static uint64_t counts[RTO_SYSENT_COUNT][RTO_BS_NCOUNT];
 
-void rto_backstop_count(long nr, int what)
+RTO_UNINSTRUMENTED void rto_backstop_count(long nr, int what)
 {
 	if (nr >= 0 && nr < RTO_SYSENT_COUNT)
 		__atomic_fetch_add(&counts[nr][what], 1, __ATOMIC_RELAXED);

@@ -27,6 +27,13 @@
  * its return through the library's restorer.  errno is the program's:
  * kept across the handler.
  *
+ * Not instrumented (RTO_UNINSTRUMENTED): the path of a trap that runs on
+ * the caller without deciding, down to the raw call (a sanitizer runtime's
+ * own calls, made from its text, perhaps holding its locks: ThreadSanitizer
+ * would take our instrumented code for the program's, and wait for that
+ * lock in a report), and the chain to the program's handler (a thread the
+ * runtime has not set up yet may trap in an inherited seccomp filter).
+ *
  * rt_sigreturn of a handler that returned through libc's restorer while
  * the selector blocked is made again from the library's text, on the
  * trapped stack: the frame it restores is the program's own.
@@ -219,7 +226,7 @@ static long emul_sigaction(long sig, const struct ksa *act, struct ksa *old, lon
 
 /* ---- the program's own SIGSYS (seccomp RET_TRAP) ------------------------------------- */
 
-static void chain(int sig, siginfo_t *si, void *uc)
+RTO_UNINSTRUMENTED static void chain(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a = rto_backstop_chain;
 	void *h = (void *)a.sa_sigaction;
@@ -249,7 +256,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
 
 /* ---- one trapped call ------------------------------------------------------------------ */
 
-static long run_local(long nr, const long *a)
+RTO_UNINSTRUMENTED static long run_local(long nr, const long *a)
 {
 	return rto_bs_raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -274,7 +281,7 @@ static long run_offload(long nr, const long *a)
  * space, a fork: it runs here like any local call (the child returns from
  * this handler on its copy of the stack).
  */
-static long child_stack(long nr, const long *a)
+RTO_UNINSTRUMENTED static long child_stack(long nr, const long *a)
 {
 	if (nr == SYS_clone)
 		return !(a[0] & CLONE_VM) ? -1 : a[1];
@@ -290,7 +297,7 @@ static long child_stack(long nr, const long *a)
 }
 
 /* child_stack() for the calls the table marks "again" (clone, clone3, vfork); else -1. */
-static long shared_child_stack(long nr, const long *a)
+RTO_UNINSTRUMENTED static long shared_child_stack(long nr, const long *a)
 {
 	return (rto_sysent[nr].flags & RTO_SYS_AGAIN) ? child_stack(nr, a) : -1;
 }
@@ -302,7 +309,7 @@ static long shared_child_stack(long nr, const long *a)
  * program's registers, going on after the program's syscall instruction;
  * without one (vfork) the instruction runs again, allowed (*again).
  */
-static long run_here(long nr, const long *a, ucontext_t *uc, int *again)
+RTO_UNINSTRUMENTED static long run_here(long nr, const long *a, ucontext_t *uc, int *again)
 {
 	long sp = shared_child_stack(nr, a);
 	greg_t *g = uc->uc_mcontext.gregs;
@@ -378,7 +385,7 @@ static void report_trap(long nr, const ucontext_t *uc)
 		rto_callsite_event_trapped(RTO_EVENT_TRAP, fn_of(nr), uc);
 }
 
-void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
+RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 {
 	unsigned char was = rto_bs_sel;
 	rto_bs_sel = RTO_BS_ALLOW; /* first: nothing below traps */

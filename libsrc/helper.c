@@ -57,6 +57,8 @@
 static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
 static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
 static __thread unsigned rto_helper_index RTO_TLS; /* its row of q->running */
+/* A slot's request the polling loop claimed, for take() to run next. */
+static __thread struct rto_req *rto_helper_claimed RTO_TLS;
 
 /*
  * Which worker runs r.  A kick is rare (a signal or a cancellation during
@@ -108,28 +110,48 @@ static void drain_queue(struct rto_queue *q)
 		if (!node || node == CDS_WFCQ_WOULDBLOCK)
 			return;
 		struct rto_req *r = caa_container_of(node, struct rto_req, node);
+		RTO_TSAN_ACQUIRE(r);
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && r->key)
 			rto_predict_arrival(&q->predict, r->key, widen(r->t0));
 		pending_insert(q, r);
 	}
 }
 
+/*
+ * The next request: the one the polling loop claimed; else a slot's of a
+ * higher priority than the queue's first; else the queue's.
+ */
 static struct rto_req *take(struct rto_queue *q)
 {
-	struct rto_req *r;
+	struct rto_req *r, *s = rto_helper_claimed;
 
+	if (s) {
+		rto_helper_claimed = NULL;
+		r = s;
+		goto taken;
+	}
 	rto_mutex_lock(&q->dispatch);
 	drain_queue(q);
 	r = q->pending;
-	if (r)
+	s = rto_slot_take(q, r ? r->prio : -1);
+	if (s)
+		r = s;
+	else if (r)
 		CMM_STORE_SHARED(q->pending, (struct rto_req *)r->node.next);
 	rto_mutex_unlock(&q->dispatch);
+taken:
+	if (s) {
+		RTO_TSAN_ACQUIRE(s);
+		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
+			rto_predict_arrival(&q->predict, s->key, widen(s->t0));
+	}
 	return r;
 }
 
 static int has_work(struct rto_queue *q)
 {
-	return !cds_wfcq_empty(&q->head, &q->tail) || CMM_LOAD_SHARED(q->pending) != NULL;
+	return !cds_wfcq_empty(&q->head, &q->tail) || CMM_LOAD_SHARED(q->pending) != NULL ||
+	       rto_slots_posted(q);
 }
 
 /* ---- running one request ------------------------------------------------- */
@@ -202,6 +224,7 @@ static void publish(struct rto_req *r)
 	uint32_t *word = &r->state;
 	uint32_t s;
 
+	RTO_TSAN_RELEASE(r);
 	for (;;) {
 		s = CMM_LOAD_SHARED(r->state);
 		if (s == RTO_REQ_KICKING)
@@ -299,7 +322,8 @@ static int idle_priority(struct rto_queue *q)
 
 /*
  * Poll until deadline.  Poll head.next (an enqueue into an empty queue
- * ends by storing it) and the workers' own pending list; the check before
+ * ends by storing it), the workers' own pending list and the marked
+ * threads' slots (transport.c); the check before
  * sleeping (idle) is the full one.  Each look at the clock charges the realtime
  * polling budget (pollcap.c): over it, poll on at SCHED_OTHER.
  */
@@ -313,6 +337,9 @@ static int poll_until(struct rto_queue *q, uint64_t deadline)
 	do {
 		for (int i = 0; i < 256; i++) {
 			if (CMM_LOAD_SHARED(q->head.node.next) || CMM_LOAD_SHARED(q->pending))
+				return 1;
+			/* A slot's request: claimed here, so take() needs no lock for it. */
+			if ((rto_helper_claimed = rto_slot_take(q, -1)))
 				return 1;
 			caa_cpu_relax();
 		}

@@ -14,6 +14,7 @@
 #include "route.h"
 #include "fdclass.h"
 #include "helper.h"
+#include "transport.h"
 #include "stdio_lock.h"
 #include "wrap_misc.h"
 #include "sanitizer.h"
@@ -54,6 +55,7 @@ void rto_init_once(void)
 	rto_lifetime_init(write_out); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
+	rto_slots_init();
 	rto_async_init();      /* async_path= */
 	rto_fd_init(rto_call); /* classify descriptors where they are born? (strict, async_path) */
 	rto_malloc_init();     /* malloc=pool: the pools' address range, before mlockall */

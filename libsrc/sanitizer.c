@@ -51,7 +51,7 @@ void rto_sanitizer_init(void)
 	found = 1;
 }
 
-int rto_sanitizer_pc(const void *pc)
+RTO_UNINSTRUMENTED int rto_sanitizer_pc(const void *pc)
 {
 	Dl_info info;
 

@@ -560,6 +560,17 @@ static void write_sites_table(struct out *o)
 }
 
 /* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
+/* Marked threads' request slots (transport.c): a thread without one goes through the queue. */
+static void write_slot_counts(struct out *o)
+{
+	unsigned most, held;
+
+	rto_slots_counts(rto_q, &most, &held);
+	if (most)
+		out_printf(o, "request slots: %u of %u claimed at most, %u held at exit\n", most,
+			   RTO_SLOTS, held);
+}
+
 static void write_predict_counts(struct out *o)
 {
 	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
@@ -662,6 +673,7 @@ static void write_table(struct out *o)
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
 	write_predict_counts(o);
+	write_slot_counts(o);
 	write_syscalls_table(o);
 	write_threads_table(o, fb);
 	write_sites_table(o);

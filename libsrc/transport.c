@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Caller side of an offload.  Realtime code: the request lives on the
- * caller's stack, enqueue is wait-free, the only syscalls are FUTEX_WAKE
+ * Caller side of an offload, and the marked threads' request slots.
+ * Realtime code: the request lives on the caller's stack, and travels by
+ * the thread's slot (transport.h) or the queue; the post and the enqueue
+ * are wait-free, the only syscalls are FUTEX_WAKE
  * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
  */
 #include "options_load.h"
@@ -15,6 +17,156 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- a marked thread's request slot (transport.h) ------------------------------------ */
+
+/* Its address is the thread's mark in the slot it holds: unique among live threads. */
+static __thread unsigned char slot_index RTO_TLS; /* 1 + its slot's index, 0: none */
+static pthread_key_t exit_key;
+
+_Static_assert(offsetof(struct rto_req, post) == 0 && sizeof(uint64_t) == sizeof(void *),
+	       "the post counter is the request's first word, the queue node's place");
+#define BODY offsetof(struct rto_req, fn) /* what a post copies: all but the counter */
+
+static void release(void *slot)
+{
+	struct rto_slot *s = slot;
+
+	/* The thread's last call is DONE: no worker touches the request any more. */
+	CMM_STORE_SHARED(s->holder, NULL);
+}
+
+static int slots_usable; /* set at load: the key's setspecific allocates nothing */
+
+void rto_slots_init(void)
+{
+	/*
+	 * glibc keeps keys below 32 (PTHREAD_KEY_2NDLEVEL_SIZE) in the thread
+	 * descriptor itself: their setspecific, on the caller's first
+	 * offload, is a store.  A higher key may calloc: no slots then.
+	 */
+	slots_usable = pthread_key_create(&exit_key, release) == 0 && exit_key < 32;
+}
+
+/* Bounded: each failed try means another thread raised it. */
+static void raise_nslots(struct rto_queue *q, uint32_t n)
+{
+	uint32_t cur = CMM_LOAD_SHARED(q->nslots);
+
+	for (int i = 0; i < 8 && cur < n; i++) {
+		uint32_t seen = uatomic_cmpxchg(&q->nslots, cur, n);
+		if (seen == cur)
+			return;
+		cur = seen;
+	}
+}
+
+static struct rto_slot *claim(struct rto_queue *q)
+{
+	const void *me = &slot_index;
+
+	for (unsigned i = 0; i < RTO_SLOTS; i++) {
+		struct rto_slot *s = &q->slots[i];
+		if (CMM_LOAD_SHARED(s->holder) || uatomic_cmpxchg(&s->holder, NULL, me) != NULL)
+			continue;
+		slot_index = (unsigned char)(i + 1);
+		raise_nslots(q, i + 1);
+		/* Key below 32 (slots_usable): a store, no allocation, no system call. */
+		pthread_setspecific(exit_key, s);
+		return s;
+	}
+	return NULL;
+}
+
+struct rto_req *rto_slot_mine(struct rto_queue *q)
+{
+	unsigned i = slot_index;
+
+	/* Still ours: a forked child's slots are all free (and its queue's page zeroed). */
+	if (RTO_LIKELY(i) && CMM_LOAD_SHARED(q->slots[i - 1].holder) == &slot_index)
+		return &q->slots[i - 1].req;
+	struct rto_slot *s = slots_usable ? claim(q) : NULL;
+	return s ? &s->req : NULL;
+}
+
+void rto_slot_post(struct rto_req *s, const struct rto_req *r)
+{
+	/* Only this thread posts here.  The priority travels in the counter's low byte. */
+	uint64_t n = ((s->post >> 8) + 1) << 8 | r->prio;
+
+	memcpy((char *)s + BODY, (const char *)r + BODY, sizeof(*r) - BODY);
+	uatomic_xchg(&s->post, n); /* the request before the counter; a full barrier */
+}
+
+void rto_slot_collect(struct rto_req *r, const struct rto_req *s)
+{
+	memcpy((char *)r + BODY, (const char *)s + BODY, sizeof(*r) - BODY);
+}
+
+int rto_slots_posted(struct rto_queue *q)
+{
+	uint32_t n = CMM_LOAD_SHARED(q->nslots);
+
+	for (uint32_t i = 0; i < n && i < RTO_SLOTS; i++)
+		if (CMM_LOAD_SHARED(q->slots[i].req.post) != CMM_LOAD_SHARED(q->slot_seen[i]))
+			return 1;
+	return 0;
+}
+
+static uint32_t next_look; /* equal priorities take turns: a hint, any worker moves it */
+
+struct rto_req *rto_slot_take(struct rto_queue *q, int above)
+{
+	uint32_t n = CMM_LOAD_SHARED(q->nslots), start = CMM_LOAD_SHARED(next_look);
+	struct rto_req *best = NULL;
+	uint64_t best_seen = 0, best_post = 0;
+	uint32_t at = 0;
+
+	if (n > RTO_SLOTS)
+		n = RTO_SLOTS;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (start + k) % n;
+		struct rto_req *r = &q->slots[i].req;
+		uint64_t seen = CMM_LOAD_SHARED(q->slot_seen[i]);
+		/*
+		 * Pairs with the poster's exchange: the request is there once the
+		 * count is.  Nothing of it is read before the claim (its caller may
+		 * be writing the next one into it): its priority is in the count.
+		 */
+		uint64_t post = CMM_LOAD_SHARED(r->post);
+		int prio = (int)(post & 0xff);
+		if (post == seen || prio <= above)
+			continue;
+		if (!best || prio > (int)(best_post & 0xff)) {
+			best = r;
+			best_seen = seen;
+			best_post = post;
+			at = i;
+		}
+	}
+	/*
+	 * The claim: the post cannot move on before a worker ran it, so the
+	 * one exchange of seen for post that succeeds owns the request.
+	 */
+	if (!best || uatomic_cmpxchg(&q->slot_seen[at], best_seen, best_post) != best_seen)
+		return NULL;
+	CMM_STORE_SHARED(next_look, at + 1);
+	return best;
+}
+
+void rto_slots_counts(const struct rto_queue *q, unsigned *most, unsigned *held)
+{
+	uint32_t n = q ? CMM_LOAD_SHARED(q->nslots) : 0;
+
+	*most = n;
+	*held = 0;
+	for (uint32_t i = 0; i < n && i < RTO_SLOTS; i++)
+		*held += CMM_LOAD_SHARED(q->slots[i].holder) != NULL;
+}
+
+/* ---- the caller's side -------------------------------------------------------------- */
 
 static void wake_worker(struct rto_queue *q)
 {
@@ -43,6 +195,7 @@ static int done(struct rto_req *r)
 	if (CMM_LOAD_SHARED(r->state) != RTO_REQ_DONE)
 		return 0;
 	cmm_smp_rmb(); /* pairs with the worker's xchg: the result is visible */
+	RTO_TSAN_ACQUIRE(r);
 	return 1;
 }
 
@@ -155,6 +308,7 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 	/* Tell the worker we sleep; if it finished meanwhile, do not. */
 	if (uatomic_cmpxchg(&r->state, RTO_REQ_PENDING, RTO_REQ_WAITING) == RTO_REQ_DONE) {
 		cmm_smp_rmb();
+		RTO_TSAN_ACQUIRE(r);
 		return;
 	}
 	if (!(r->fn->flags & RTO_F_CANCEL)) {
@@ -166,20 +320,36 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 	pthread_cleanup_pop(0);
 }
 
+static void enqueue(struct rto_queue *q, struct rto_req *r)
+{
+	cds_wfcq_node_init(&r->node);
+	RTO_TSAN_RELEASE(r);
+	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
+}
+
 void rto_offload(struct rto_req *r, uint64_t t0)
 {
 	struct rto_queue *q = rto_q;
+	/* A marked thread's own call (not one of the library's on its behalf) goes by its slot. */
+	struct rto_req *slot = r->route == RTO_ROUTE_MARKED ? rto_slot_mine(q) : NULL;
 
 	r->err = errno;
 	r->state = RTO_REQ_PENDING;
 	r->t0 = (uint32_t)t0; /* the helpers learn this thread's rhythm from it (predict.c) */
 	r->key = rto_req_key(&rto_self); /* initial-exec TLS: an offset from the thread pointer */
 	rto_self.signal_seen = 0;	 /* only a handler that runs during this call counts */
-	cds_wfcq_node_init(&r->node);
-	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
+	if (slot) {
+		RTO_TSAN_RELEASE(slot);
+		rto_slot_post(slot, r);
+	} else {
+		enqueue(q, r);
+	}
 	wake_worker_if_all_asleep(q);
-	if (!spin_until_done(r, t0))
-		sleep_until_done(q, r);
+	struct rto_req *w = slot ? slot : r; /* the request the worker runs */
+	if (!spin_until_done(w, t0))
+		sleep_until_done(q, w);
+	if (slot)
+		rto_slot_collect(r, slot);
 }
 
 void rto_offload_async(struct rto_req *r)

@@ -14,6 +14,7 @@
 
 struct rto_fn;
 struct rto_predict;
+struct rto_queue;
 
 /*
  * A request's futex word.  The caller moves PENDING -> WAITING when it
@@ -38,7 +39,10 @@ enum rto_req_state {
  * fault, dlopen, DNS).
  */
 struct rto_req {
-	struct cds_wfcq_node node;
+	union {
+		struct cds_wfcq_node node; /* through the queue */
+		uint64_t post; /* in a thread's slot: posts so far << 8 | prio (transport.h) */
+	};
 	struct rto_fn *fn;
 	uint32_t state;	     /* futex word, enum rto_req_state */
 	int err;	     /* errno: the caller's in, the call's out */
@@ -66,6 +70,47 @@ RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
 /* Enqueue and wake a worker if all sleep; nobody waits for req. */
 RTO_HIDDEN void rto_offload_async(struct rto_req *req);
 
+/*
+ * A marked thread's request slot, the line a polling worker watches.
+ *
+ * Through the queue a call moves two lines between the CPUs: the queue's
+ * (the enqueue, the worker's look and its dequeue) and the request's,
+ * which the worker can only find through the queue's.  A marked thread
+ * that holds a slot copies its request into it instead and bumps the
+ * slot's post counter, in the request's first line: the worker finds it
+ * there and answers in the same line, so one line goes each way.
+ *
+ * Concurrency:
+ *   rto_slot_mine()          the caller's path: a bounded claim, no syscall
+ *   rto_slot_post()          the caller, on its own slot only
+ *   rto_slots_posted()       any worker, without a lock: a hint
+ *   rto_slot_take()          any worker: a claim by compare-and-swap
+ *   rto_slots_counts()       anyone: a snapshot
+ * A post is new to the workers while its counter differs from the one
+ * they took last (q->slot_seen, theirs alone): the worker whose
+ * compare-and-swap moves slot_seen to the post owns the request.  The
+ * caller writes the request, then the counter with an exchange (a full
+ * barrier, as the queue's enqueue: the NEED_WAKEUP check comes after it);
+ * a worker loads the counter, claims, then reads the request.  The
+ * counter's low byte is the request's priority, so that nothing of a
+ * request is read before its claim.  The slots are on the
+ * queue's MADV_WIPEONFORK page: a child sees them free and unposted.
+ */
+/* This thread's slot (claimed at its first offload while marked), or NULL: the queue. */
+RTO_HIDDEN struct rto_req *rto_slot_mine(struct rto_queue *q);
+/* Copy r (but its post counter) into this thread's slot s and post it. */
+RTO_HIDDEN void rto_slot_post(struct rto_req *s, const struct rto_req *r);
+/* After DONE: the slot's request back into r (but r's queue node). */
+RTO_HIDDEN void rto_slot_collect(struct rto_req *r, const struct rto_req *s);
+/* 1: some slot holds a post no worker took yet. */
+RTO_HIDDEN int rto_slots_posted(struct rto_queue *q);
+/* A posted slot's request of a priority above `above`, claimed; or NULL. */
+RTO_HIDDEN struct rto_req *rto_slot_take(struct rto_queue *q, int above);
+/* The report's figures: slots ever claimed at once (a high-water mark), and held now. */
+RTO_HIDDEN void rto_slots_counts(const struct rto_queue *q, unsigned *most, unsigned *held);
+/* At load, before any thread claims a slot: the release at thread exit. */
+RTO_HIDDEN void rto_slots_init(void);
+
 /* Shared between transport.c and helper.c; lives on a MADV_WIPEONFORK page. */
 
 /*
@@ -73,6 +118,7 @@ RTO_HIDDEN void rto_offload_async(struct rto_req *req);
  * as few line transfers as the queue allows.
  */
 #define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
+#define RTO_SLOTS	16 /* marked threads with a slot; the others use the queue alone */
 
 struct rto_queue {
 	/*
@@ -96,8 +142,16 @@ struct rto_queue {
 	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
 	int32_t failed;		    /* no helper could start: never tried again (but in a child) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
+	uint32_t nslots;	    /* slots ever claimed: the workers look at [0, nslots) */
 	/* Helpers only (predict.c, pollcap.c). */
 	struct rto_predict predict __attribute__((aligned(RTO_CACHELINE)));
+	/* Workers only: each slot's last post taken (transport.c). */
+	uint64_t slot_seen[RTO_SLOTS] __attribute__((aligned(RTO_CACHELINE)));
+	/* A marked thread's request slot: the line a polling worker watches (transport.h). */
+	struct __attribute__((aligned(RTO_CACHELINE))) rto_slot {
+		struct rto_req req;
+		const void *holder; /* the thread's mark (transport.c), NULL: free */
+	} slots[RTO_SLOTS];
 	/* Each worker's call in progress, for a caller's kick (helper.c). */
 	struct __attribute__((aligned(RTO_CACHELINE))) rto_running {
 		const struct rto_req *req; /* written by its worker only */

@@ -49,17 +49,6 @@
 
 extern char **environ;
 
-/*
- * Under ThreadSanitizer the library turns the backstop off (its runtime's
- * own thread start and system calls trap in turn: tests/sanitizers/README.md):
- * the backstop's tests skip there, and run under ASan and plainly.
- */
-#if defined(__SANITIZE_THREAD__) && !defined(BACKSTOP_OFF)
-#define NEED_BACKSTOP() cr_skip_test("ThreadSanitizer: the library turns the backstop off")
-#else
-#define NEED_BACKSTOP() (void)0
-#endif
-
 /* The witness: nr fails with EHWPOISON on this thread only.  0, or -1. */
 static int witness(long nr, int raw)
 {
@@ -105,7 +94,6 @@ static void getcwd_under_witness(void *arg)
 #ifndef BACKSTOP_OFF
 Test(backstop, raw_syscall_of_an_unwrapped_call_is_offloaded, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct where w;
 
 	run_marked(getcwd_under_witness, &w);
@@ -125,6 +113,17 @@ struct waits {
 	int rc[8];
 };
 
+/*
+ * ThreadSanitizer's runtime maps memory for a lock's state at the lock's
+ * first use, on the thread that uses it (its own mmap traps, and runs
+ * here): the first pass warms it up and is not counted there.
+ */
+#ifdef __SANITIZE_THREAD__
+#define WAITS_WARMUP 1
+#else
+#define WAITS_WARMUP 0
+#endif
+
 static void rtsafe_waits(void *arg)
 {
 	struct waits *w = arg;
@@ -138,18 +137,25 @@ static void rtsafe_waits(void *arg)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	sem_init(&sem, 0, 1);
-	rt_offload_get_stats(&before);
-	w->rc[0] = pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past);
-	w->rc[1] = pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past);
-	w->rc[2] = pthread_mutex_unlock(&m);
-	w->rc[3] = pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &past) |
-		   pthread_rwlock_unlock(&rw);
-	w->rc[4] = pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &past) |
-		   pthread_rwlock_unlock(&rw);
-	w->rc[5] = sem_clockwait(&sem, CLOCK_MONOTONIC, &past);
-	w->rc[6] = epoll_pwait2(ep, &ev, 1, &zero, NULL);
-	w->rc[7] = clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL);
-	rt_offload_get_stats(&after);
+	for (int pass = 0; pass <= WAITS_WARMUP; pass++) {
+		rt_offload_get_stats(&before);
+#ifndef __SANITIZE_THREAD__
+		w->rc[0] = pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past);
+#else /* GCC 12's ThreadSanitizer has no interceptor for it: the wait's unlock would be its error \
+       */
+		w->rc[0] = pthread_mutex_lock(&m);
+#endif
+		w->rc[1] = pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past);
+		w->rc[2] = pthread_mutex_unlock(&m);
+		w->rc[3] = pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &past) |
+			   pthread_rwlock_unlock(&rw);
+		w->rc[4] = pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &past) |
+			   pthread_rwlock_unlock(&rw);
+		w->rc[5] = sem_clockwait(&sem, CLOCK_MONOTONIC, &past) | sem_post(&sem);
+		w->rc[6] = epoll_pwait2(ep, &ev, 1, &zero, NULL);
+		w->rc[7] = clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL);
+		rt_offload_get_stats(&after);
+	}
 	w->trapped = after.trapped - before.trapped;
 	w->local = after.local - before.local;
 	close(ep);
@@ -158,7 +164,6 @@ static void rtsafe_waits(void *arg)
 
 Test(backstop, realtime_safe_waits_do_not_trap, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct waits w;
 
 	run_marked(rtsafe_waits, &w);
@@ -171,7 +176,6 @@ Test(backstop, realtime_safe_waits_do_not_trap, .timeout = TEST_TIMEOUT)
 
 Test(backstop, unmarked_thread_is_not_decided, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct where w;
 
 	start_helpers(); /* the first mark arms; this thread is never marked */
@@ -204,7 +208,6 @@ static void own_filter(void *arg)
 
 Test(backstop, own_seccomp_filter_still_applies, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct where w;
 
 	run_marked(own_filter, &w);
@@ -240,7 +243,6 @@ static void errno_strict_warn(void *arg)
 
 Test(backstop, errno_strict_and_warn_from_the_table, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct results r;
 
 	run_marked(errno_strict_warn, &r);
@@ -282,7 +284,6 @@ static void blocked_read(void *arg)
 
 Test(backstop, offloaded_raw_call_is_interrupted_like_a_local_one, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct intr in = {0};
 	struct bg b;
 	struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: EINTR */
@@ -328,7 +329,6 @@ static void block_everything(void *arg)
 
 Test(backstop, sigsys_is_stripped_from_every_mask, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct masks m;
 
 	run_marked(block_everything, &m);
@@ -354,15 +354,29 @@ static void raise_usr1(void *arg)
 
 Test(backstop, program_handler_with_a_full_mask, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct sigaction sa = {.sa_handler = full_mask_handler}, got;
 
 	sigfillset(&sa.sa_mask);
 	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	run_marked(raise_usr1, NULL);
 	cr_expect_gt(handler_cwd, 1, "the handler's call: %ld", (long)handler_cwd);
+	/* What the kernel holds: the mask it blocks while the handler runs. */
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} k;
+	cr_assert_eq(syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, 8), 0);
+	cr_expect_eq(k.mask & (1ULL << (SIGSYS - 1)), 0, "the kernel blocks SIGSYS in the handler");
+	cr_expect_neq(k.mask & (1ULL << (SIGTERM - 1)), 0);
+#ifndef __SANITIZE_THREAD__ /* ThreadSanitizer answers sigaction() from its copy of the program's \
+			     */
 	cr_assert_eq(sigaction(SIGUSR1, NULL, &got), 0);
 	cr_expect_eq(sigismember(&got.sa_mask, SIGSYS), 0);
+#else
+	(void)got;
+#endif
 }
 
 /* ---- the program's own SIGSYS (seccomp RET_TRAP) ------------------------------------------ */
@@ -400,7 +414,6 @@ static void trap_getppid(void *arg)
 
 Test(backstop, program_sigsys_handler_still_called, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	long ret;
 	struct sigaction got;
 
@@ -435,7 +448,6 @@ static void create_threads(void *arg)
 
 Test(backstop, pthread_create_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	int ok = 0;
 	run_marked(create_threads, &ok);
 	cr_expect_eq(ok, 1);
@@ -460,7 +472,6 @@ static void *exit_marked(void *arg)
 
 Test(backstop, marked_threads_exit_while_armed, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	for (int i = 0; i < 16; i++) {
 		pthread_t t;
 		void *ret = NULL;
@@ -489,7 +500,6 @@ static void spawn_children(void *arg)
 
 Test(backstop, posix_spawn_and_system_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct spawn s = {0};
 	run_marked(spawn_children, &s);
 	cr_expect(WIFEXITED(s.system_status) && WEXITSTATUS(s.system_status) == 3, "system: %#x",
@@ -537,7 +547,6 @@ static void fork_children(void *arg)
 
 Test(backstop, fork_vfork_execve_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct forks f = {0};
 	run_marked(fork_children, &f);
 	cr_expect(WIFEXITED(f.fork_status) && WEXITSTATUS(f.fork_status) == 7, "fork: %#x",
@@ -578,7 +587,6 @@ static void raw_vfork_child(void *arg)
 
 Test(backstop, raw_vfork_from_a_marked_thread, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	int status = 0;
 	run_marked(raw_vfork_child, &status);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 6, "raw vfork: %#x", status);
@@ -590,20 +598,22 @@ static void abort_marked(void *arg)
 	abort();
 }
 
+/* A fresh process: a fork of the test program would start threads in a multi-threaded child. */
+SCENARIO(abort_marked)
+{
+	struct bg b;
+	if (bg_spawn(&b, abort_marked, NULL, BG_MARK) == 0)
+		bg_wait(&b);
+	return 1;
+}
+
 Test(backstop, abort_from_a_marked_thread_dies_of_sigabrt, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
-	int status = 0;
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct bg b;
-		if (bg_spawn(&b, abort_marked, NULL, BG_MARK) == 0)
-			bg_wait(&b);
-		_exit(1);
-	}
-	cr_assert_gt(pid, 0);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x", status);
+	struct proc p;
+
+	cr_assert_eq(run_scenario("abort_marked", NULL, &p), 0);
+	cr_expect(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGABRT, "status %#x\n%s",
+		  p.status, p.err);
 }
 
 /* setuid() of another thread: glibc signals every thread, a marked one too. */
@@ -625,7 +635,6 @@ static void busy_marked(void *arg)
 
 Test(backstop, setxid_broadcast_while_a_marked_thread_runs, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	struct setxid s = {0};
 	struct bg b;
 
@@ -653,7 +662,6 @@ static int count(const char *s, const char *what)
 
 Test(backstop, trapped_calls_reported_once_per_site_and_counted, .timeout = TEST_TIMEOUT)
 {
-	NEED_BACKSTOP();
 	char dir[PATH_MAX], json[PATH_MAX], opt[PATH_MAX + 128];
 	struct proc p;
 
