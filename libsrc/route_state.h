@@ -16,8 +16,11 @@
  *
  * Only the thread itself writes its route, except mark= marking another
  * thread (automark.c), which moves it DIRECT <-> MARKED with a
- * compare-and-swap so that it never overwrites BUSY.  A signal handler may
- * unmark the thread while it is BUSY: resume() then leaves it DIRECT.
+ * compare-and-swap so that it never overwrites BUSY; the thread's own moves
+ * into and out of BUSY are compare-and-swaps too, so that such an unmark is
+ * never lost (and the exit report reads the byte of a running thread).  A
+ * signal handler may unmark the thread while it is BUSY: resume() then
+ * leaves it DIRECT.
  */
 #ifndef RTO_ROUTE_STATE_H
 #define RTO_ROUTE_STATE_H
@@ -28,24 +31,26 @@
 /* Enter a stretch of the library's own work; returns what resume() needs. */
 static inline unsigned char rto_route_go_direct(void)
 {
-	unsigned char was = rto_self.route;
+	unsigned char was = CMM_LOAD_SHARED(rto_self.route);
 
-	if (was == RTO_ROUTE_MARKED)
-		rto_self.route = RTO_ROUTE_BUSY;
+	/* Compare-and-swap: another thread's mark= unmarking it meanwhile is not lost. */
+	if (was == RTO_ROUTE_MARKED &&
+	    uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_MARKED, RTO_ROUTE_BUSY) != was)
+		was = CMM_LOAD_SHARED(rto_self.route);
 	return was;
 }
 
 /* Leave it: back to what it was, unless a handler unmarked the thread meanwhile. */
 static inline void rto_route_resume(unsigned char was)
 {
-	if (rto_self.route == RTO_ROUTE_BUSY)
-		rto_self.route = was;
+	if (CMM_LOAD_SHARED(rto_self.route) == RTO_ROUTE_BUSY)
+		uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_BUSY, was);
 }
 
 /* The calling thread, by the API or by mark=: from now on its calls are routed. */
 static inline void rto_route_mark(void)
 {
-	rto_self.route = RTO_ROUTE_MARKED;
+	CMM_STORE_SHARED(rto_self.route, RTO_ROUTE_MARKED);
 	if (RTO_UNLIKELY(rto_backstop_on))
 		rto_backstop_marked_self(); /* last: from here on its system calls are decided */
 }
@@ -54,7 +59,7 @@ static inline void rto_route_mark(void)
 static inline void rto_route_unmark(void)
 {
 	rto_backstop_unmarked_self();
-	rto_self.route = RTO_ROUTE_DIRECT;
+	CMM_STORE_SHARED(rto_self.route, RTO_ROUTE_DIRECT);
 }
 
 /* Another thread t (mark=), never overwriting its BUSY: see above. */
