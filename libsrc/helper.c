@@ -88,13 +88,6 @@ static void pending_insert(struct rto_queue *q, struct rto_req *r)
 	CMM_STORE_SHARED(*pp, r); /* q->pending is read without the lock */
 }
 
-/* A request's 32-bit t0 in full: it was made less than 4.2 s ago (else: predict.c errs). */
-static uint64_t widen(uint32_t t0)
-{
-	uint64_t now = rto_now_ns();
-	return now - (uint32_t)((uint32_t)now - t0);
-}
-
 /* Move what callers enqueued into the priority list.  Under q->dispatch. */
 static void drain_queue(struct rto_queue *q)
 {
@@ -111,8 +104,6 @@ static void drain_queue(struct rto_queue *q)
 			return;
 		struct rto_req *r = caa_container_of(node, struct rto_req, node);
 		RTO_TSAN_ACQUIRE(r);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && r->key)
-			rto_predict_arrival(&q->predict, r->key, widen(r->t0));
 		pending_insert(q, r);
 	}
 }
@@ -140,11 +131,8 @@ static struct rto_req *take(struct rto_queue *q)
 		CMM_STORE_SHARED(q->pending, (struct rto_req *)r->node.next);
 	rto_mutex_unlock(&q->dispatch);
 taken:
-	if (s) {
+	if (s)
 		RTO_TSAN_ACQUIRE(s);
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT)
-			rto_predict_arrival(&q->predict, s->key, widen(s->t0));
-	}
 	return r;
 }
 
@@ -302,6 +290,18 @@ static void execute(struct rto_req *r)
 }
 
 /* ---- the worker loop ------------------------------------------------------ */
+
+/*
+ * A periodic caller's rhythm (predict.c), after its call was published:
+ * the caller's next call never waits for this.  t0 is the low 32 bits of
+ * the caller's clock at the call, made less than 4.2 s ago.
+ */
+static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst)
+{
+	uint64_t now = rto_now_ns();
+
+	rto_predict_served(&q->predict, key, now - (uint32_t)((uint32_t)now - t0), burst, now);
+}
 
 /*
  * The priority an idle worker polls at.  inherit: the ceiling, so that a
@@ -577,12 +577,15 @@ static void *worker_main(void *arg)
 			check_cpu();
 			continue;
 		}
-		uint16_t key = r->key; /* r is the caller's again once published */
+		/* r is the caller's again once published: what predict.c learns, first. */
+		uint16_t key = r->key;
+		uint32_t t0 = r->t0;
+		int burst = r->flags & RTO_RQ_BURST;
 		uatomic_add(&q->busy, 1);
 		execute(r);
 		uatomic_add(&q->busy, -1);
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
-			rto_predict_done(&q->predict, key, rto_now_ns());
+			learn(q, key, t0, burst);
 	}
 	return NULL;
 }

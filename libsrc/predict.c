@@ -5,8 +5,9 @@
  * and when to poll.  Helper side only (never a caller's path): it locks.
  *
  * A periodic loop makes a burst of calls each cycle.  A call that comes
- * within RTO_PRED_BURST_NS of the previous call's result belongs to the
- * same burst; the gaps between the first calls of bursts are the period.
+ * within RTO_REQ_BURST_NS of the caller's previous return belongs to the
+ * same burst (the caller says which, request.h); the gaps between the
+ * first calls of bursts are the period.
  * With a few gaps in hand (the last 32), all but a quarter within [2/3, 3/2] of their median
  * (a loop with up to +-20% jitter, a late wake-up now and then), the
  * thread is periodic and its next burst is expected between last start +
@@ -15,13 +16,15 @@
  * The plan (after the cpuidle-haltpoll governor and io_uring's hybrid
  * poll): sleep until `window + lateness` before the earliest expected
  * arrival, poll until as long after the latest, and while a burst is on
- * (fewer calls so far than in the burst before) poll RTO_PRED_BURST_NS
+ * (fewer calls so far than in the burst before) poll RTO_REQ_BURST_NS
  * after each result for the next call.  `overshoot` is how late the
- * kernel ends our timed sleeps: the 99th percentile of the last 128 (a
+ * kernel ends our timed sleeps: the 95th percentile of the last 128 (a
  * VM's or a busy CPU's lateness has a long tail that a mean and deviation
- * miss); `window` adapts: doubled when a burst started before the window
- * opened, the helper asleep (that call paid a FUTEX_WAKE and a wake-up),
- * halved when a planned window ended empty.  A loop later than the window
+ * miss); `window` covers the rest, the loop's own jitter and the naps'
+ * tail, and adapts: doubled when a burst started while the polling helper
+ * slept (that call paid a FUTEX_WAKE and a wake-up), a little smaller
+ * after each burst caught, an eighth smaller when a planned window ended
+ * empty (the loop was late, or stopped).  A loop later than the window
  * allowed gets helper_idle_us of polling more (helper.c) before the helper
  * sleeps.  `counts` says where bursts fell against their windows (stats=1).
  *
@@ -34,7 +37,6 @@
 
 #include <string.h>
 
-#define RTO_PRED_BURST_NS      30000ull /* think time within a burst */
 #define RTO_PRED_MIN_GAPS      4
 #define RTO_PRED_FORGET_NS     2000000000ull /* idle this long: not a loop any more */
 #define RTO_PRED_MAX_GAP_NS    1000000000ull /* a longer pause starts the history again */
@@ -43,7 +45,7 @@
 #define RTO_PRED_WINDOW_MAX    200000ull     /* haltpoll's guest_halt_poll_ns */
 #define RTO_PRED_OVERSHOOT_0   50000ull	     /* until a timed sleep was measured */
 #define RTO_PRED_OVERSHOOT_MAX 1000000ull
-#define RTO_PRED_LATE_PCT      99 /* of the naps' lateness: wake this much early */
+#define RTO_PRED_LATE_PCT      95 /* of the naps' lateness: wake this much early */
 
 static void defaults(struct rto_predict *s)
 {
@@ -133,32 +135,26 @@ static void count_arrival(struct rto_predict *s, uint64_t t0)
 		c->in_window++;
 }
 
-void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0)
+void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst, uint64_t now)
 {
 	if (!key || !t0) /* the library's own notices: not a thread's pattern */
 		return;
 	rto_mutex_lock(&s->lock);
 	defaults(s);
 	struct rto_pattern *e = slot(s, key);
-	/*
-	 * The think time since the previous result.  A result not recorded
-	 * yet (its helper publishes, then records) means the caller came back
-	 * at once: the same burst.
-	 */
 	int first = e->last_t0 == 0;
-	int done = e->last_done >= e->last_t0;
-	if (first || (done && t0 > e->last_done + RTO_PRED_BURST_NS)) {
+	if (first || burst) {
 		uint64_t lo, hi;
 		int regular = !first && periodic(e, &lo, &hi);
 		if (regular)
 			count_arrival(s, t0);
 		/*
-		 * It came before the window opened, the polling helper asleep:
-		 * the window is too narrow for this loop's own jitter.  (Came
-		 * in the window while the nap had not ended yet: the naps'
-		 * lateness percentile, not the window, answers that.)
+		 * It came while the polling helper slept: before the window
+		 * opened (the loop's own jitter) or in it, the nap not ended
+		 * yet (the naps' tail beyond the percentile).  Either way the
+		 * window was too short for this loop on this machine.
 		 */
-		if (regular && t0 < s->plan_from && t0 >= s->slept_at && t0 < s->woke_at) {
+		if (regular && t0 >= s->slept_at && t0 < s->woke_at) {
 			s->window_ns *= 2;
 			if (s->window_ns > RTO_PRED_WINDOW_MAX)
 				s->window_ns = RTO_PRED_WINDOW_MAX;
@@ -180,16 +176,7 @@ void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0)
 	}
 	if (t0 > e->last_t0)
 		e->last_t0 = t0;
-	rto_mutex_unlock(&s->lock);
-}
-
-void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now)
-{
-	if (!key)
-		return;
-	rto_mutex_lock(&s->lock);
-	struct rto_pattern *e = find(s, key);
-	if (e)
+	if (now > e->last_done)
 		e->last_done = now;
 	rto_mutex_unlock(&s->lock);
 }
@@ -206,10 +193,10 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		if (!e->key || now > e->last_t0 + RTO_PRED_FORGET_NS)
 			continue;
 		/* A burst still going on: its next call is due right after the last result. */
-		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_PRED_BURST_NS &&
+		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_REQ_BURST_NS &&
 		    (e->calls_prev == 0 || e->calls_cur < e->calls_prev)) {
 			p->sleep_until = 0;
-			p->poll_until = e->last_done + RTO_PRED_BURST_NS;
+			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;
 			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
@@ -316,8 +303,11 @@ void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int 
 void rto_predict_hit(struct rto_predict *s)
 {
 	rto_mutex_lock(&s->lock);
-	/* Slowly: at equilibrium about one burst in 90 comes while we sleep (ln 2 / (1/64)). */
-	s->window_ns -= s->window_ns / 64;
+	/*
+	 * Slowly: at equilibrium about one burst in 180 comes while we sleep
+	 * (ln 2 / (1/256)), so that the loop's 99th percentile is a polled call.
+	 */
+	s->window_ns -= s->window_ns / 256;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
 		s->window_ns = RTO_PRED_WINDOW_MIN;
 	rto_mutex_unlock(&s->lock);
@@ -326,7 +316,8 @@ void rto_predict_hit(struct rto_predict *s)
 void rto_predict_missed(struct rto_predict *s)
 {
 	rto_mutex_lock(&s->lock);
-	s->window_ns /= 2;
+	/* Not halved: a loop that woke late once would make the next window too short. */
+	s->window_ns -= s->window_ns / 8;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
 		s->window_ns = RTO_PRED_WINDOW_MIN;
 	s->shrinks++;

@@ -68,10 +68,13 @@ struct rto_plan {
 	int linger; /* polling for the next call of a burst, not a predicted window */
 };
 
-/* A request of key, made at t0, was taken from the queue (under the dispatch lock). */
-RTO_HIDDEN void rto_predict_arrival(struct rto_predict *s, uint16_t key, uint64_t t0);
-/* A helper published key's call at now. */
-RTO_HIDDEN void rto_predict_done(struct rto_predict *s, uint16_t key, uint64_t now);
+/*
+ * A helper published, at now, key's call made at t0; burst: the caller's
+ * first call of a burst (RTO_RQ_BURST).  After the publish, so that the
+ * caller's call never waits for this bookkeeping.
+ */
+RTO_HIDDEN void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst,
+				   uint64_t now);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
 /* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */

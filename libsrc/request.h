@@ -28,7 +28,17 @@ enum rto_req_flag {
 	RTO_RQ_LENT = 1 << 1,	 /* stream is set: its lock is lent */
 	RTO_RQ_LOCALE = 1 << 2,	 /* locale is set: not the global locale */
 	RTO_RQ_FAULTED = 1 << 3, /* the worker's: the call faulted, the caller runs it again */
+	RTO_RQ_BURST = 1 << 4,	 /* the caller's first call in RTO_REQ_BURST_NS: a new burst */
 };
+
+/*
+ * A marked thread's calls less than this apart (from one's return to the
+ * next one's start) are one burst of a periodic loop's cycle (predict.c).
+ * The caller decides, by its own clock: only it knows when it got its
+ * last result, which on a VM may be long after the worker published it
+ * (a caller that slept wakes tens of microseconds later).
+ */
+#define RTO_REQ_BURST_NS 30000
 
 /* The caller's identity for predict.c in 16 bits: a hash of its TLS address, never 0. */
 static inline uint16_t rto_req_key(const void *tls)

@@ -44,6 +44,7 @@ struct rto_thread {
 	uint64_t sigmask;	      /* signal mask at mark time, for process-class calls */
 	uint64_t minflt, majflt;      /* the thread's fault counts when it was marked */
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
+	uint64_t offload_end;	      /* rto_now_ns() when its last offload returned (route.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
 	unsigned char own_filter;     /* a seccomp filter of its own: calls run here */
 	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */

@@ -593,7 +593,7 @@ static void write_predict_counts(struct out *o)
 		return;
 	out_printf(o,
 		   "predict: periodic bursts in window %lu, before it %lu, in it while the helper "
-		   "napped %lu, after it %lu; window %lu ns, naps late by %lu ns (p99)\n",
+		   "napped %lu, after it %lu; window %lu ns, naps late by %lu ns (p95)\n",
 		   c->in_window, c->before_window, c->nap_late, c->after_window, s->window_ns,
 		   s->overshoot_ns);
 	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", s->naps);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * predict.c on its own, on a made-up clock: what the helpers learn from a
+ * periodic marked thread's calls, and the plan they follow.
+ *  - a burst is what the caller says it is (RTO_RQ_BURST, by its own
+ *    clock): a loop whose later calls of a cycle come long after the
+ *    worker published the one before (the caller slept and woke late, as
+ *    on a VM) is still one burst per cycle, and periodic;
+ *  - the plan naps until just before the next burst and polls across it;
+ *  - a burst that came while the poller napped widens the window; caught
+ *    bursts narrow it slowly, an empty window a little;
+ *  - a thread without a period gets no plan (helper_idle_us polling).
+ * No real time passes: every instant is an argument.
+ */
+#include "predict.c"
+
+#include <criterion/criterion.h>
+
+/* predict.c's only link to the rest of the library: libc's mutex, as real.c resolves it. */
+int (*rto_real_pthread_mutex_lock)(pthread_mutex_t *m) = pthread_mutex_lock;
+int (*rto_real_pthread_mutex_unlock)(pthread_mutex_t *m) = pthread_mutex_unlock;
+
+#define KEY	  7
+#define PERIOD	  1000000ull	/* 1 kHz */
+#define T_BASE	  1000000000ull /* the made-up clock's first cycle */
+#define CALL_NS	  3000ull	/* from a call to its publish */
+#define LATE_NEXT 100000ull	/* the caller's next call, after its late wake-up */
+
+static struct rto_predict pred;
+
+static void init(void)
+{
+	memset(&pred, 0, sizeof(pred));
+	pthread_mutex_init(&pred.lock, NULL);
+}
+
+/* The start of cycle k: a few microseconds of the loop's own jitter. */
+static uint64_t cycle_start(unsigned k)
+{
+	return T_BASE + k * PERIOD + (k * 37 % 11) * 1000;
+}
+
+/*
+ * Cycle k: `calls` calls, each LATE_NEXT after the previous one's publish
+ * (far more than RTO_REQ_BURST_NS), the first one flagged a burst.
+ * Returns when the last one was published.
+ */
+static uint64_t cycle(unsigned k, unsigned calls)
+{
+	uint64_t t0 = cycle_start(k), done = 0;
+
+	for (unsigned c = 0; c < calls; c++) {
+		done = t0 + CALL_NS;
+		rto_predict_served(&pred, KEY, t0, c == 0, done);
+		t0 = done + LATE_NEXT;
+	}
+	return done;
+}
+
+static uint64_t learn_loop(unsigned cycles, unsigned calls)
+{
+	uint64_t end = 0;
+
+	for (unsigned k = 0; k < cycles; k++)
+		end = cycle(k, calls);
+	return end;
+}
+
+TestSuite(predict, .init = init);
+
+Test(predict, the_caller_says_where_a_burst_begins)
+{
+	uint64_t end = learn_loop(40, 3), next = cycle_start(40);
+	struct rto_plan p;
+
+	/*
+	 * Three calls a cycle, 100 us apart: had the helpers counted from
+	 * their own publish, each cycle would be three bursts with gaps of
+	 * 0.1, 0.1 and 0.8 ms, not a period.
+	 */
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 0, "the cycle's burst is over: a predicted window");
+	cr_assert_gt(p.sleep_until, end + 1000, "the helper naps first");
+	cr_assert_leq(p.sleep_until, next, "awake before the next burst (at %lu): %lu",
+		      (unsigned long)next, (unsigned long)p.sleep_until);
+	cr_assert_geq(p.poll_until, next, "and polling through it: until %lu",
+		      (unsigned long)p.poll_until);
+	cr_assert_lt(p.poll_until - p.sleep_until, PERIOD / 2, "a window, not the whole period");
+}
+
+Test(predict, polls_for_the_rest_of_a_burst)
+{
+	uint64_t end = learn_loop(40, 3);
+	uint64_t t0 = cycle_start(40);
+	struct rto_plan p;
+
+	/* The first call of the next cycle: two more are due (as in the bursts before). */
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 1);
+	cr_assert_eq(p.sleep_until, 0, "no nap inside a burst");
+	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_REQ_BURST_NS);
+	(void)end;
+}
+
+Test(predict, a_burst_that_came_during_the_nap_widens_the_window)
+{
+	uint64_t end = learn_loop(40, 1);
+	struct rto_plan p;
+
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	uint64_t window = pred.window_ns;
+	rto_predict_sleeps(&pred, end + 1000);
+	/* The loop came before the nap ended (woke_at is not set yet). */
+	uint64_t early = p.sleep_until - 1000;
+	rto_predict_served(&pred, KEY, early, 1, early + CALL_NS);
+	cr_assert_eq(pred.grows, 1);
+	cr_assert_eq(pred.window_ns,
+		     window * 2 > RTO_PRED_WINDOW_MAX ? RTO_PRED_WINDOW_MAX : window * 2);
+	rto_predict_woke(&pred, p.sleep_until, early + 20000, 0);
+
+	window = pred.window_ns;
+	rto_predict_hit(&pred);
+	cr_assert_eq(pred.window_ns, window - window / 256, "a caught burst: 1/256 narrower");
+	window = pred.window_ns;
+	rto_predict_missed(&pred);
+	cr_assert_eq(pred.window_ns, window - window / 8, "an empty window: 1/8 narrower");
+	for (int i = 0; i < 100; i++)
+		rto_predict_missed(&pred);
+	cr_assert_eq(pred.window_ns, RTO_PRED_WINDOW_MIN, "never below the minimum");
+}
+
+Test(predict, a_thread_without_a_period_gets_no_plan)
+{
+	uint64_t t0 = T_BASE;
+	struct rto_plan p;
+
+	/* Gaps of 0.2 and 3 ms in turn: no period within a factor of 2. */
+	for (unsigned k = 0; k < 40; k++) {
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+		t0 += (k & 1) ? 3000000 : 200000;
+	}
+	cr_assert_eq(rto_predict_plan(&pred, t0 - 100000, &p), RTO_PLAN_NONE);
+}
+
+Test(predict, the_library_s_own_requests_teach_nothing)
+{
+	struct rto_plan p;
+
+	for (unsigned k = 0; k < 40; k++)
+		rto_predict_served(&pred, 0, cycle_start(k), 1, cycle_start(k) + CALL_NS);
+	cr_assert_eq(rto_predict_plan(&pred, cycle_start(40) - 100000, &p), RTO_PLAN_NONE);
+}
