@@ -21,8 +21,11 @@
  * kernel ends our timed sleeps: the 95th percentile of the last 128 (a
  * VM's or a busy CPU's lateness has a long tail that a mean and deviation
  * miss); `window` covers the rest, the loop's own jitter and the naps'
- * tail, and adapts: doubled when a burst started while the polling helper
- * slept (that call paid a FUTEX_WAKE and a wake-up), a little smaller
+ * tail, and adapts: a quarter larger when a burst started while the
+ * polling helper slept (that call paid a FUTEX_WAKE and a wake-up; not
+ * doubled: on a VM most such bursts are the naps' millisecond tail, which
+ * no window catches, and doubling kept the window at its maximum for
+ * nothing), a little smaller
  * after each burst caught, an eighth smaller when a planned window ended
  * empty (the loop was late, or stopped).  A loop later than the window
  * allowed gets helper_idle_us of polling more (helper.c) before the helper
@@ -152,10 +155,11 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		 * It came while the polling helper slept: before the window
 		 * opened (the loop's own jitter) or in it, the nap not ended
 		 * yet (the naps' tail beyond the percentile).  Either way the
-		 * window was too short for this loop on this machine.
+		 * window was too short for this loop on this machine: a quarter
+		 * more, which about 57 caught bursts take back (1/256 each).
 		 */
 		if (regular && t0 >= s->slept_at && t0 < s->woke_at) {
-			s->window_ns *= 2;
+			s->window_ns += s->window_ns / 4;
 			if (s->window_ns > RTO_PRED_WINDOW_MAX)
 				s->window_ns = RTO_PRED_WINDOW_MAX;
 			s->grows++;
@@ -304,8 +308,9 @@ void rto_predict_hit(struct rto_predict *s)
 {
 	rto_mutex_lock(&s->lock);
 	/*
-	 * Slowly: at equilibrium about one burst in 180 comes while we sleep
-	 * (ln 2 / (1/256)), so that the loop's 99th percentile is a polled call.
+	 * Slowly: at equilibrium about one burst in 57 comes while we sleep
+	 * (ln 1.25 / (1/256)) if the window can catch them at all; on a VM
+	 * the naps' own tail sets the rate well below that.
 	 */
 	s->window_ns -= s->window_ns / 256;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
