@@ -13,6 +13,10 @@
  * Reported per call: p50, p99, p99.9, max; and the helpers' CPU time
  * (the "rtoffload/N" threads) over the measured cycles, in % of one CPU.
  *
+ * With the defaults, also how many of the run's bursts (warm-up included)
+ * came while the polling helper napped: the library's stats_file "predict"
+ * counts.  Those calls waited for a sleeping helper; they make the p99.
+ *
  * Then one long always-polling run (30 s; 8 s with --quick): its maximum
  * shows whether a polling helper was throttled by sched_rt_runtime_us
  * (a stall of up to 50 ms; the helpers' polling budget avoids it).
@@ -20,6 +24,8 @@
 #include "harness.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -115,17 +121,55 @@ static int child_loop(void)
 struct cell {
 	struct h_summary s;
 	double cpu;
+	long during_nap, bursts; /* helper_wake=predict only, else -1 */
 	int ok;
 };
+
+/* The number after "key": in the stats JSON's "predict" object, or -1. */
+static long predict_count(const char *json, const char *key)
+{
+	const char *obj = strstr(json, "\"predict\":{");
+	char quoted[64];
+
+	if (!obj)
+		return -1;
+	snprintf(quoted, sizeof(quoted), "\"%s\":", key);
+	const char *at = strstr(obj, quoted);
+	return at ? strtol(at + strlen(quoted), NULL, 10) : -1;
+}
+
+/* The child's stats_file (written at its exit), read and removed. */
+static void read_predict(const char *path, struct cell *out)
+{
+	static char json[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(json, 1, sizeof(json) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	unlink(path);
+	json[n] = '\0';
+	out->during_nap = predict_count(json, "during_nap");
+	out->bursts = 0;
+	static const char *const where[] = {"in_window", "before_window", "nap_late",
+					    "after_window"};
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		out->bursts += predict_count(json, where[i]);
+	if (out->during_nap < 0)
+		out->bursts = -1;
+}
 
 static struct cell run_cell(const struct loop *l, const struct column *c, unsigned long cycles,
 			    int timeout_s)
 {
-	struct cell out = {.ok = 0};
-	char arg[64];
+	struct cell out = {.ok = 0, .during_nap = -1, .bursts = -1};
+	char arg[64], stats[PATH_MAX], options[PATH_MAX + 128];
 
 	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu", l->period_us, l->calls, l->jitter_pct, cycles);
-	struct h_reply r = h_child_run("loop", arg, 1, c->options, timeout_s);
+	snprintf(stats, sizeof(stats), "%s/periodic-stats.json", h_opt.tmp);
+	snprintf(options, sizeof(options), "%s:stats_file=%s", c->options, stats);
+	struct h_reply r = h_child_run("loop", arg, 1, options, timeout_s);
+	read_predict(stats, &out);
 	const struct h_item *it = h_reply_get(&r, "rtt");
 	if (r.status == 0 && it && it->n) {
 		h_summarize(it->v, it->n, &out.s);
@@ -144,8 +188,11 @@ static void print_cell(const char *loop, const char *col, const struct cell *c)
 		printf("%-18s %-10s (failed)\n", loop, col);
 		return;
 	}
-	printf("%-18s %-10s %9s %9s %9s %9s %7.1f%%\n", loop, col, h_fmt_ns(a, c->s.p50),
+	printf("%-18s %-10s %9s %9s %9s %9s %7.1f%%", loop, col, h_fmt_ns(a, c->s.p50),
 	       h_fmt_ns(b, c->s.p99), h_fmt_ns(d, c->s.p999), h_fmt_ns(e, c->s.max), c->cpu);
+	if (c->bursts > 0)
+		printf("  %ld of %ld", c->during_nap, c->bursts);
+	printf("\n");
 }
 
 static void json_cell(struct h_json *j, const char *key, const struct cell *c, const char *options)
@@ -155,6 +202,10 @@ static void json_cell(struct h_json *j, const char *key, const struct cell *c, c
 	if (c->ok) {
 		hj_summary(j, "rtt_ns", &c->s);
 		hj_num(j, "helper_cpu_pct", c->cpu);
+		if (c->bursts >= 0) {
+			hj_u64(j, "bursts_during_nap", (uint64_t)c->during_nap);
+			hj_u64(j, "bursts", (uint64_t)c->bursts);
+		}
 	} else {
 		hj_null(j, "rtt_ns");
 	}
@@ -178,8 +229,8 @@ int main(int argc, char **argv)
 	printf("\n== periodic loops: one offloaded 64-byte write per call (fd_local=none), "
 	       "SCHED_FIFO 80 on CPU %d\n",
 	       h_opt.rt_cpu);
-	printf("%-18s %-10s %9s %9s %9s %9s %8s\n", "loop", "helpers", "p50", "p99", "p99.9", "max",
-	       "hk CPU");
+	printf("%-18s %-10s %9s %9s %9s %9s %8s  %s\n", "loop", "helpers", "p50", "p99", "p99.9",
+	       "max", "hk CPU", "bursts during a nap");
 	for (size_t i = 0; i < NLOOPS; i++) {
 		/* About 3 s per cell at 1 kHz, 2 s at 10 kHz, by default. */
 		unsigned long cycles = h_scaled(loops[i].period_us >= 1000 ? 3000 : 20000, 500);
@@ -214,16 +265,21 @@ int main(int argc, char **argv)
 	FILE *md = h_data_file("periodic.md");
 	if (md) {
 		fprintf(md, "| periodic loop (one 64-byte write per call) | helpers | p50 | p99 | "
-			    "p99.9 | max | helpers' CPU |\n|---|---|---|---|---|---|---|\n");
+			    "p99.9 | max | helpers' CPU | bursts during a nap |\n"
+			    "|---|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < NLOOPS; i++)
 			for (size_t k = 0; k < NCOLUMNS; k++) {
 				struct cell *x = &cells[i][k];
 				if (!x->ok)
 					continue;
-				fprintf(md, "| %s | %s | %s | %s | %s | %s | %.1f%% |\n",
+				char nap[48] = "-";
+				if (x->bursts > 0)
+					snprintf(nap, sizeof(nap), "%ld of %ld", x->during_nap,
+						 x->bursts);
+				fprintf(md, "| %s | %s | %s | %s | %s | %s | %.1f%% | %s |\n",
 					loops[i].name, columns[k].name, h_fmt_pretty(a, x->s.p50),
 					h_fmt_pretty(b, x->s.p99), h_fmt_pretty(c16, x->s.p999),
-					h_fmt_pretty(d, x->s.max), x->cpu);
+					h_fmt_pretty(d, x->s.max), x->cpu, nap);
 			}
 		if (poll_long.ok)
 			fprintf(md,

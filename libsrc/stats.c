@@ -559,7 +559,6 @@ static void write_sites_table(struct out *o)
 	}
 }
 
-/* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
 /* Marked threads' request slots (transport.c): a thread without one goes through the queue. */
 static void write_slot_counts(struct out *o)
 {
@@ -571,10 +570,17 @@ static void write_slot_counts(struct out *o)
 			   RTO_SLOTS, held);
 }
 
-static void write_predict_counts(struct out *o)
+/* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
+struct predict_view {
+	struct rto_predict_counts c;
+	uint64_t naps, asleep, window_ns, overshoot_ns;
+};
+
+/* 1: v holds a copy (predict on, helpers started, at least one nap). */
+static int predict_snapshot(struct predict_view *v)
 {
 	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
-		return;
+		return 0;
 	/*
 	 * A copy under the lock the helpers write them under (predict.c).
 	 * trylock: a helper inside it now leaves these diagnostic lines out,
@@ -582,24 +588,50 @@ static void write_predict_counts(struct out *o)
 	 */
 	struct rto_predict *live = &rto_q->predict;
 	if (rto_mutex_trylock(&live->lock) != 0)
-		return;
-	const struct rto_predict_counts counts = live->counts;
-	const struct {
-		uint64_t naps, window_ns, overshoot_ns;
-	} snap = {live->naps, live->window_ns, live->overshoot_ns}, *s = &snap;
+		return 0;
+	*v = (struct predict_view){
+		.c = live->counts,
+		.naps = live->naps,
+		.asleep = live->grows, /* a burst that came during a nap grows the window */
+		.window_ns = live->window_ns,
+		.overshoot_ns = live->overshoot_ns,
+	};
 	rto_mutex_unlock(&live->lock);
-	const struct rto_predict_counts *c = &counts;
-	if (!s->naps)
+	return v->naps > 0;
+}
+
+static void write_predict_counts(struct out *o)
+{
+	struct predict_view v;
+
+	if (!predict_snapshot(&v))
 		return;
 	out_printf(o,
 		   "predict: periodic bursts in window %lu, before it %lu, in it while the helper "
 		   "napped %lu, after it %lu; window %lu ns, naps late by %lu ns (p95)\n",
-		   c->in_window, c->before_window, c->nap_late, c->after_window, s->window_ns,
-		   s->overshoot_ns);
-	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", s->naps);
+		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.window_ns,
+		   v.overshoot_ns);
+	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", v.naps);
 	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
-		out_printf(o, " %lu", c->late_hist[b]);
-	out_printf(o, "\n");
+		out_printf(o, " %lu", v.c.late_hist[b]);
+	out_printf(o, "; %lu bursts came during a nap\n", v.asleep);
+}
+
+static void write_json_predict(struct out *o)
+{
+	struct predict_view v;
+
+	if (!predict_snapshot(&v))
+		return;
+	out_printf(o,
+		   ",\"predict\":{\"in_window\":%lu,\"before_window\":%lu,\"nap_late\":%lu,"
+		   "\"after_window\":%lu,\"during_nap\":%lu,\"naps\":%lu,\"window_ns\":%lu,"
+		   "\"late_p95_ns\":%lu,\"late_hist\":[",
+		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.asleep,
+		   v.naps, v.window_ns, v.overshoot_ns);
+	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
+		out_printf(o, "%s%lu", b ? "," : "", v.c.late_hist[b]);
+	out_printf(o, "]}");
 }
 
 /* The backstop's trapped system calls, one row each (none: no table). */
@@ -769,6 +801,7 @@ static void write_json(struct out *o)
 		sep = ",";
 	}
 	out_printf(o, "]");
+	write_json_predict(o);
 	write_json_syscalls(o);
 	write_json_threads(o);
 	write_json_sites(o);

@@ -14,8 +14,10 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #ifndef PERIODIC_CHILD
@@ -41,16 +43,42 @@ static void run_child(const char *options, const char *cycles, const char *run, 
 	cr_assert_eq(kv(p->out, "bad_writes", -1), 0, "%s", p->out);
 }
 
+/* The number after "key": in the stats JSON's "predict" object, or -1. */
+static long predict_count(const char *json, const char *key)
+{
+	const char *obj = json ? strstr(json, "\"predict\":{") : NULL;
+	char quoted[64];
+
+	if (!obj)
+		return -1;
+	snprintf(quoted, sizeof(quoted), "\"%s\":", key);
+	const char *at = strstr(obj, quoted);
+	return at ? strtol(at + strlen(quoted), NULL, 10) : -1;
+}
+
 #if defined(__x86_64__)
 Test(periodic, steady_state_makes_no_system_call, .timeout = TEST_TIMEOUT)
 {
+	char dir[PATH_MAX], opts[PATH_MAX + 32], path[PATH_MAX + 16];
 	struct proc p;
 
-	run_child("", CYCLES_MAX, RUN_WANTED, &p);
+	tmp_make(dir);
+	snprintf(opts, sizeof(opts), "stats_file=%s/stats.json", dir);
+	run_child(opts, CYCLES_MAX, RUN_WANTED, &p);
 	cr_assert_geq(kv(p.out, "clean_run", 0), atol(RUN_WANTED),
 		      "no %s calls in a row without a system call: %s", RUN_WANTED, p.out);
 	/* The write never ran on the loop's thread: not once, warm-up included. */
 	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0, "%s", p.out);
+	/* Served so without burning the CPU: the helper napped between cycles and polled windows.
+	 */
+	snprintf(path, sizeof(path), "%s/stats.json", dir);
+	char *json = slurp(path, NULL);
+	cr_assert_not_null(json, "no %s", path);
+	cr_assert_gt(predict_count(json, "naps"), 0, "%s", json);
+	cr_assert_gt(predict_count(json, "in_window"), 0, "%s", json);
+	cr_assert_geq(predict_count(json, "during_nap"), 0, "%s", json);
+	free(json);
+	tmp_remove(dir);
 }
 
 Test(periodic, witness_sees_a_sleeping_helper_woken, .timeout = TEST_TIMEOUT)
