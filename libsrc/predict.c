@@ -25,11 +25,11 @@
  * polling helper slept (that call paid a FUTEX_WAKE and a wake-up; not
  * doubled: on a VM most such bursts are the naps' millisecond tail, which
  * no window catches, and doubling kept the window at its maximum for
- * nothing), a little smaller
- * after each burst caught, an eighth smaller when a planned window ended
- * empty (the loop was late, or stopped).  A loop later than the window
- * allowed gets helper_idle_us of polling more (helper.c) before the helper
- * sleeps.  `counts` says where bursts fell against their windows (stats=1).
+ * nothing), a little smaller after each burst caught, an eighth smaller
+ * when a planned window ended empty (the loop was late, or stopped).  A
+ * loop later than the window allowed gets helper_idle_us of polling more
+ * (helper.c) before the helper sleeps.  `counts` says where bursts fell
+ * against their windows (stats=1, and stats_file's "predict").
  *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread

@@ -576,18 +576,32 @@ struct predict_view {
 	uint64_t naps, asleep, window_ns, overshoot_ns;
 };
 
+/* 1: m is ours, taken within about a millisecond. */
+static int lock_briefly(pthread_mutex_t *m)
+{
+	uint32_t never = 0;
+
+	for (int i = 0; i < 100; i++) {
+		if (rto_mutex_trylock(m) == 0)
+			return 1;
+		rto_futex_wait_ns(&never, 0, 10000); /* 10 us: a helper on this CPU may run */
+	}
+	return 0;
+}
+
 /* 1: v holds a copy (predict on, helpers started, at least one nap). */
 static int predict_snapshot(struct predict_view *v)
 {
 	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
 		return 0;
 	/*
-	 * A copy under the lock the helpers write them under (predict.c).
-	 * trylock: a helper inside it now leaves these diagnostic lines out,
-	 * rather than the exit wait for a thread that may never run again.
+	 * A copy under the lock the helpers write them under (predict.c),
+	 * which they hold for microseconds.  Tried for a millisecond at most:
+	 * a helper that holds it longer (stopped, or never to run again)
+	 * leaves these diagnostic lines out rather than the exit waiting.
 	 */
 	struct rto_predict *live = &rto_q->predict;
-	if (rto_mutex_trylock(&live->lock) != 0)
+	if (!lock_briefly(&live->lock))
 		return 0;
 	*v = (struct predict_view){
 		.c = live->counts,
