@@ -325,9 +325,11 @@ static int idle_priority(struct rto_queue *q)
  * ends by storing it), the workers' own pending list and the marked
  * threads' slots (transport.c); the check before
  * sleeping (idle) is the full one.  Each look at the clock charges the realtime
- * polling budget (pollcap.c): over it, poll on at SCHED_OTHER.
+ * polling budget (pollcap.c): over it, poll on at SCHED_OTHER.  With a
+ * watch (a thread's wake hint, predict.c), also stop, with 0, when the
+ * word is no longer was: time to plan again.
  */
-static int poll_until(struct rto_queue *q, uint64_t deadline)
+static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *watch, uint64_t was)
 {
 	int prio = idle_priority(q);
 	uint64_t now = rto_now_ns(), last = now;
@@ -341,6 +343,8 @@ static int poll_until(struct rto_queue *q, uint64_t deadline)
 			/* A slot's request: claimed here, so take() needs no lock for it. */
 			if ((rto_helper_claimed = rto_slot_take(q, -1)))
 				return 1;
+			if (watch && __atomic_load_n(watch, __ATOMIC_RELAXED) != was)
+				return has_work(q);
 			caa_cpu_relax();
 		}
 		now = rto_now_ns();
@@ -358,7 +362,7 @@ static int poll_for_work(struct rto_queue *q)
 {
 	if (rto_opt.helper_idle_us == 0) /* never poll: sleep at once */
 		return 0;
-	return poll_until(q, rto_now_ns() + rto_opt.helper_idle_us * 1000);
+	return poll_until(q, rto_now_ns() + rto_opt.helper_idle_us * 1000, NULL, 0);
 }
 
 /*
@@ -414,7 +418,7 @@ static int wait_predicted(struct rto_queue *q)
 			return -1;
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
-		if (poll_until(q, p.poll_until)) {
+		if (poll_until(q, p.poll_until, p.hint, p.hint_was)) {
 			if (!p.linger)
 				rto_predict_hit(&q->predict);
 			return 1;

@@ -31,12 +31,24 @@
  * (helper.c) before the helper sleeps.  `counts` says where bursts fell
  * against their windows (stats=1, and stats_file's "predict").
  *
+ * A thread that says when its sleep ends (clock_nanosleep, nanosleep,
+ * usleep: wake_hint.h) gets better: its next burst cannot come before
+ * that, so the window opens `window + lateness` before the announced wake
+ * and stays open `arrive_ns` (the 99th percentile of how late its last
+ * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up)
+ * plus `window` after it, whatever the period's jitter.  A word that
+ * would open the window before the gaps' earliest burst (a sleep of a
+ * cycle it makes no call in) is not used.  Between its burst's last result
+ * and its next sleep, the helper polls (up to RTO_REQ_BURST_NS) for the
+ * word instead of planning from the gaps.
+ *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
  * whose gaps are irregular.
  */
 #include "transport.h"
 #include "real.h"
+#include "wake_hint.h"
 
 #include <string.h>
 
@@ -49,12 +61,14 @@
 #define RTO_PRED_OVERSHOOT_0   50000ull	     /* until a timed sleep was measured */
 #define RTO_PRED_OVERSHOOT_MAX 1000000ull
 #define RTO_PRED_LATE_PCT      95 /* of the naps' lateness: wake this much early */
+#define RTO_PRED_ARRIVE_PCT    99 /* of hinted bursts' lateness: poll this long past a wake */
 
 static void defaults(struct rto_predict *s)
 {
 	if (!s->window_ns) {
 		s->window_ns = RTO_PRED_WINDOW_INIT;
 		s->overshoot_ns = RTO_PRED_OVERSHOOT_0;
+		s->arrive_ns = RTO_PRED_OVERSHOOT_0;
 	}
 }
 
@@ -121,6 +135,29 @@ static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 	return in + (n / 4 > 2 ? n / 4 : 2) >= n; /* a quarter may be off, or 2 */
 }
 
+/*
+ * The pct-th percentile of the last samples of a ring of cap (n ever
+ * written), or dflt until a quarter of it is filled.  Insertion sort of
+ * at most 128: a few microseconds, on the helper.
+ */
+static uint64_t percentile(const uint32_t *ring, unsigned written, unsigned cap, unsigned pct,
+			   uint64_t dflt)
+{
+	unsigned n = written < cap ? written : cap;
+	uint32_t v[RTO_PRED_LATES];
+
+	if (n < cap / 4)
+		return dflt;
+	memcpy(v, ring, n * sizeof(v[0]));
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			uint32_t t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	return v[(n - 1) * pct / 100];
+}
+
 /* Where a periodic thread's burst began, against the window planned for it. */
 static void count_arrival(struct rto_predict *s, uint64_t t0)
 {
@@ -128,6 +165,8 @@ static void count_arrival(struct rto_predict *s, uint64_t t0)
 
 	if (!s->plan_from)
 		return;
+	if (s->plan_hinted)
+		c->hinted++;
 	if (t0 < s->plan_from)
 		c->before_window++;
 	else if (t0 > s->plan_until)
@@ -163,6 +202,16 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 			if (s->window_ns > RTO_PRED_WINDOW_MAX)
 				s->window_ns = RTO_PRED_WINDOW_MAX;
 			s->grows++;
+		}
+		/* After a sleep it announced: how late past its end the burst came. */
+		uint64_t w = rto_wake_hinted(s, key, t0);
+		e->hinted = w && w <= t0 && w > e->last_start;
+		if (e->hinted) {
+			uint64_t late =
+				t0 - w < RTO_PRED_OVERSHOOT_MAX ? t0 - w : RTO_PRED_OVERSHOOT_MAX;
+			s->arrive[s->narrive++ % RTO_PRED_ARRIVES] = (uint32_t)late;
+			s->arrive_ns = percentile(s->arrive, s->narrive, RTO_PRED_ARRIVES,
+						  RTO_PRED_ARRIVE_PCT, RTO_PRED_OVERSHOOT_0);
 		}
 		if (!first && t0 - e->last_start < RTO_PRED_MAX_GAP_NS && t0 > e->last_start) {
 			e->gap[e->pos] = (uint32_t)(t0 - e->last_start);
@@ -202,6 +251,22 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;
+			p->hint = NULL;
+			rto_mutex_unlock(&s->lock);
+			return RTO_PLAN_POLL;
+		}
+		/*
+		 * Its last burst followed a sleep it announced, and it has not
+		 * announced the next one yet: it is on its way from its last
+		 * result to its sleep.  Poll until its word comes (or a call).
+		 */
+		uint64_t w = rto_wake_hinted(s, e->key, now);
+		if (e->hinted && w <= e->last_t0 && now < e->last_done + RTO_REQ_BURST_NS) {
+			p->sleep_until = 0;
+			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
+			p->linger = 1;
+			p->hint = &s->hint[e->key % RTO_PRED_HINTS];
+			p->hint_was = __atomic_load_n(p->hint, __ATOMIC_RELAXED);
 			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
 		}
@@ -218,10 +283,6 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 */
 		uint64_t lead = s->window_ns + s->overshoot_ns;
 		uint64_t until = e->last_start + hi + lead;
-		if (now > until) {
-			overdue = 1;
-			continue;
-		}
 		/*
 		 * A last gap longer than the period: the loop woke late, and one
 		 * on an absolute clock comes back to its phase, so the next
@@ -231,14 +292,30 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		if (e->prev_start && e->last_start - e->prev_start > hi &&
 		    e->prev_start + 2 * lo < next)
 			next = e->prev_start + 2 * lo;
+		/*
+		 * It said when its sleep ends, and that fits its rhythm (not a
+		 * sleep of a cycle without calls): no call comes before then,
+		 * and its own wake-up makes it late by about arrive_ns.
+		 */
+		int hinted = w > e->last_t0 && w + lead >= next;
+		if (hinted) {
+			next = w;
+			until = w + s->arrive_ns + s->window_ns;
+		}
+		if (now > until) {
+			overdue = 1;
+			continue;
+		}
 		uint64_t from = next > lead ? next - lead : 0;
 		if (from < best) {
 			best = from;
 			s->plan_from = from;
 			s->plan_until = until;
+			s->plan_hinted = hinted;
 			p->sleep_until = from;
 			p->poll_until = until;
 			p->linger = 0;
+			p->hint = NULL;
 			kind = RTO_PLAN_POLL;
 		}
 	}
@@ -266,24 +343,12 @@ void rto_predict_sleeps(struct rto_predict *s, uint64_t now)
  * plus a few deviations, with outliers cut, underestimates: each nap
  * that ends after the call came costs that call a FUTEX_WAKE and a
  * wake-up.  A percentile pays for the tail with polling only as long as
- * the tail's own length.  Until a few samples came, a default.
+ * the tail's own length.
  */
 static uint64_t late_percentile(const struct rto_predict *s)
 {
-	unsigned n = s->nlate < RTO_PRED_LATES ? s->nlate : RTO_PRED_LATES;
-	uint32_t v[RTO_PRED_LATES];
-
-	memcpy(v, s->late, n * sizeof(v[0]));
-	for (unsigned i = 1; i < n;
-	     i++) /* insertion sort of at most 128: a few us, on the helper */
-		for (unsigned k = i; k > 0 && v[k - 1] > v[k]; k--) {
-			uint32_t t = v[k];
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-	if (n < RTO_PRED_LATES / 4)
-		return RTO_PRED_OVERSHOOT_0;
-	return v[(n - 1) * RTO_PRED_LATE_PCT / 100];
+	return percentile(s->late, s->nlate, RTO_PRED_LATES, RTO_PRED_LATE_PCT,
+			  RTO_PRED_OVERSHOOT_0);
 }
 
 void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out)
@@ -308,11 +373,12 @@ void rto_predict_hit(struct rto_predict *s)
 {
 	rto_mutex_lock(&s->lock);
 	/*
-	 * Slowly: at equilibrium about one burst in 57 comes while we sleep
-	 * (ln 1.25 / (1/256)) if the window can catch them at all; on a VM
-	 * the naps' own tail sets the rate well below that.
+	 * Slowly: at equilibrium about one burst in 230 comes while we sleep
+	 * (1024 * ln 1.25), if the window can catch
+	 * them at all; under 1%, so that they stay out of a loop's p99.  At
+	 * 1/256 it was one in 57, and a one-call loop's p99 was a nap's.
 	 */
-	s->window_ns -= s->window_ns / 256;
+	s->window_ns -= s->window_ns / 1024;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)
 		s->window_ns = RTO_PRED_WINDOW_MIN;
 	rto_mutex_unlock(&s->lock);

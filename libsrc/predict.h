@@ -8,6 +8,8 @@
 #ifndef RTO_PREDICT_H
 #define RTO_PREDICT_H
 
+#include "rto_base.h"
+
 #include <pthread.h>
 #include <stdint.h>
 
@@ -15,6 +17,8 @@
 #define RTO_PRED_GAPS	      32  /* burst-to-burst gaps kept per thread */
 #define RTO_PRED_LATES	      128 /* lateness samples of timed naps kept */
 #define RTO_PRED_LATE_BUCKETS 7
+#define RTO_PRED_HINTS	      64 /* wake hints, one word per key hash (wake_hint.h) */
+#define RTO_PRED_ARRIVES      64 /* hinted bursts' lateness samples kept */
 
 /* One marked thread's call pattern, keyed by a hash of its TLS address (request.h). */
 struct rto_pattern {
@@ -27,6 +31,7 @@ struct rto_pattern {
 	unsigned ngaps, pos;
 	unsigned calls_cur;  /* calls in the current burst so far */
 	unsigned calls_prev; /* calls in the burst before */
+	int hinted;	     /* its last burst came after a sleep it announced (wake_hint.h) */
 };
 
 /*
@@ -44,17 +49,28 @@ struct rto_predict {
 	uint64_t woke_at;		/* ... and ended; UINT64_MAX while it sleeps */
 	uint64_t grows, shrinks, naps;	/* for the tests and the stats */
 	uint64_t plan_from, plan_until; /* the window last planned (for the counts below) */
+	int plan_hinted;		/* ... from the thread's own word on its sleep */
+	/* How late hinted bursts came after the sleep they announced ended. */
+	uint32_t arrive[RTO_PRED_ARRIVES]; /* ns, a ring */
+	unsigned narrive;
+	uint64_t arrive_ns; /* a high percentile of them: how long past the wake to poll */
 	struct rto_predict_counts {
 		/* Bursts of periodic threads, by where their first call fell. */
 		uint64_t in_window;	/* inside the planned window, the poller awake */
 		uint64_t before_window; /* before it opened: too short a lead */
 		uint64_t nap_late;	/* inside it, but the poller's nap had not ended */
 		uint64_t after_window;	/* after it closed: the loop itself was late */
+		uint64_t hinted;	/* of all these, planned from a wake hint */
 		/* How late the poller's timed naps ended: < 5, 10, 20, 40, 80, 160, more us. */
 		uint64_t late_hist[RTO_PRED_LATE_BUCKETS];
 	} counts;
 	/* pollcap.c: realtime polling budget, touched by the one poller only. */
 	uint64_t cap_slice_at, cap_used_ns;
+	/*
+	 * Written by marked callers before they sleep (wake_hint.h), read
+	 * by the planning helper: lines of their own, away from the lock.
+	 */
+	uint64_t hint[RTO_PRED_HINTS] __attribute__((aligned(RTO_CACHELINE)));
 };
 
 enum rto_plan_kind {
@@ -66,6 +82,9 @@ enum rto_plan_kind {
 struct rto_plan {
 	uint64_t sleep_until, poll_until;
 	int linger; /* polling for the next call of a burst, not a predicted window */
+	/* Non-NULL: also stop polling when this word is no longer hint_was (a new hint). */
+	const uint64_t *hint;
+	uint64_t hint_was;
 };
 
 /*

@@ -70,8 +70,10 @@ RTO_UNINSTRUMENTED static void trampoline(int sig, siginfo_t *si, void *uc)
 	int flags = user_flags[sig];
 
 	if (is_fault(sig) && fault_jump && si->si_code > 0) {
-		sigjmp_buf *jump = fault_jump; /* the call faulted: back to the worker */
+		sigjmp_buf *jump = fault_jump; /* it faulted: back to the guard */
 		fault_jump = NULL;
+		/* The mask of before the fault, which leaving by a jump does not restore. */
+		rto_real_pthread_sigmask(SIG_SETMASK, &((ucontext_t *)uc)->uc_sigmask, NULL);
 		siglongjmp(*jump, sig);
 	}
 	rto_self.signal_seen = sig; /* initial-exec TLS: async-signal-safe */
@@ -245,11 +247,33 @@ int rto_signal_run_guarded(struct rto_req *r)
 	if (sig == 0) {
 		fault_jump = &jump;
 		r->fn->run((r->flags & RTO_RQ_INLINE) ? (void *)r->inl : r->args);
+	}
+	fault_jump = NULL; /* the trampoline restored the mask of before a fault */
+	return sig;
+}
+
+/*
+ * A caller's copy of memory the program handed to a call (wake_hint.c):
+ * the kernel would have answered a bad pointer with EFAULT, so a fault
+ * here must not kill the program.  The trampolines are in place once a
+ * helper started (rto_signal_worker_init), and only then may this run.
+ */
+int rto_signal_copy_guarded(void *dst, const void *src, size_t n)
+{
+	sigjmp_buf jump;
+	volatile int faulted = 0;
+
+	if (sigsetjmp(jump, 0) == 0) { /* 0: no mask saved, no syscall */
+		fault_jump = &jump;
+		/* The handler runs on this thread: compiler fences keep the copy inside. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		memcpy(dst, src, n);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	} else {
-		worker_unblock(); /* we left the handler by a jump: its mask is still on */
+		faulted = 1;
 	}
 	fault_jump = NULL;
-	return sig;
+	return faulted ? -1 : 0;
 }
 
 static void interrupted(int sig)

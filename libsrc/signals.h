@@ -24,5 +24,10 @@ RTO_HIDDEN int rto_signal_worker_tid(void);
 RTO_HIDDEN int rto_signal_is_default(int sig);
 /* Run r's call; a fault inside it comes back as its signal number, else 0. */
 RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
+/*
+ * Caller side, once helpers started: copy n bytes from a pointer the
+ * program gave; 0, or -1 if reading it faulted (nothing else happens).
+ */
+RTO_HIDDEN int rto_signal_copy_guarded(void *dst, const void *src, size_t n);
 
 #endif /* RTO_SIGNALS_H */

@@ -573,7 +573,7 @@ static void write_slot_counts(struct out *o)
 /* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
 struct predict_view {
 	struct rto_predict_counts c;
-	uint64_t naps, asleep, window_ns, overshoot_ns;
+	uint64_t naps, asleep, window_ns, overshoot_ns, arrive_ns;
 };
 
 /* 1: m is ours, taken within about a millisecond. */
@@ -609,6 +609,7 @@ static int predict_snapshot(struct predict_view *v)
 		.asleep = live->grows, /* a burst that came during a nap grows the window */
 		.window_ns = live->window_ns,
 		.overshoot_ns = live->overshoot_ns,
+		.arrive_ns = live->arrive_ns,
 	};
 	rto_mutex_unlock(&live->lock);
 	return v->naps > 0;
@@ -622,9 +623,10 @@ static void write_predict_counts(struct out *o)
 		return;
 	out_printf(o,
 		   "predict: periodic bursts in window %lu, before it %lu, in it while the helper "
-		   "napped %lu, after it %lu; window %lu ns, naps late by %lu ns (p95)\n",
-		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.window_ns,
-		   v.overshoot_ns);
+		   "napped %lu, after it %lu (%lu planned from a wake hint); window %lu ns, naps "
+		   "late by %lu ns (p95), hinted bursts late by %lu ns (p99)\n",
+		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.c.hinted,
+		   v.window_ns, v.overshoot_ns, v.arrive_ns);
 	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", v.naps);
 	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
 		out_printf(o, " %lu", v.c.late_hist[b]);
@@ -640,9 +642,9 @@ static void write_json_predict(struct out *o)
 	out_printf(o,
 		   ",\"predict\":{\"in_window\":%lu,\"before_window\":%lu,\"nap_late\":%lu,"
 		   "\"after_window\":%lu,\"during_nap\":%lu,\"naps\":%lu,\"window_ns\":%lu,"
-		   "\"late_p95_ns\":%lu,\"late_hist\":[",
+		   "\"late_p95_ns\":%lu,\"hinted\":%lu,\"arrive_p99_ns\":%lu,\"late_hist\":[",
 		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.asleep,
-		   v.naps, v.window_ns, v.overshoot_ns);
+		   v.naps, v.window_ns, v.overshoot_ns, v.c.hinted, v.arrive_ns);
 	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
 		out_printf(o, "%s%lu", b ? "," : "", v.c.late_hist[b]);
 	out_printf(o, "]}");

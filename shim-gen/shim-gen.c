@@ -49,6 +49,7 @@ struct call {
 	int first;    /* "first": only the first use is non-deterministic: offloaded until then */
 	char stream[16];    /* "stream:S": its stream when no parameter is a FILE * (stdin) */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
+	char wake[64];	    /* "wake:...": the call sleeps until a time its arguments give */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -152,7 +153,7 @@ static void parse_params(struct call *c, char *text)
 
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
- * flush  cancel  lock  callbacks:P,...  first  stream:S
+ * flush  cancel  lock  callbacks:P,...  first  stream:S  wake:...
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -182,10 +183,13 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->stream, sizeof(c->stream), "%s", t + 7);
 		} else if (!strncmp(t, "callbacks:", 10)) {
 			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
+		} else if (!strncmp(t, "wake:", 5)) {
+			snprintf(c->wake, sizeof(c->wake), "%s", t + 5);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
-				"cancel, lock, teardown, dlerror, callbacks:, first, stream:)",
+				"cancel, lock, teardown, dlerror, callbacks:, first, stream:, "
+				"wake:)",
 				c->name, t);
 		}
 	}
@@ -504,6 +508,43 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
  * the uninstrumented frame would never clear those marks (ASan then sees a
  * later call's arguments as used after their scope).
  */
+static int has_param(const struct call *c, const char *name)
+{
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * "wake:CLK,FLAGS,TS" (clock_nanosleep), "wake:TS" (a relative timespec),
+ * "wake:us=US" (microseconds): before a marked thread sleeps, it says
+ * until when (libsrc/wake_hint.h), for the helpers' plan.
+ */
+static void emit_wake(FILE *o, const struct call *c)
+{
+	char items[64], *save = NULL, *v[3];
+	int n = 0;
+
+	if (!c->wake[0])
+		return;
+	snprintf(items, sizeof(items), "%s", c->wake);
+	for (char *it = strtok_r(items, ",", &save); it && n < 3; it = strtok_r(NULL, ",", &save))
+		v[n++] = it;
+	const char *us = n == 1 && !strncmp(v[0], "us=", 3) ? v[0] + 3 : NULL;
+	for (int i = 0; i < n; i++)
+		if (!has_param(c, us && i == 0 ? us : v[i]))
+			fail_at(c->line, "'%s': wake:%s names no parameter", c->name, c->wake);
+	if (us)
+		fprintf(o, "\trto_wake_after_ns((uint64_t)%s * 1000);\n", us);
+	else if (n == 1)
+		fprintf(o, "\trto_wake_at_clock(CLOCK_MONOTONIC, 0, %s);\n", v[0]);
+	else if (n == 3)
+		fprintf(o, "\trto_wake_at_clock(%s, %s, %s);\n", v[0], v[1], v[2]);
+	else
+		fail_at(c->line, "'%s': wake:CLK,FLAGS,TS, wake:TS or wake:us=US", c->name);
+}
+
 static void emit_routed(FILE *o, const struct call *c, int is_void)
 {
 	fprintf(o,
@@ -512,6 +553,7 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	emit_async(o, c);
+	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)
 		fprintf(o, "\t%s;\n}\n", route_call(c));
@@ -523,6 +565,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 {
 	int is_void = !strcmp(c->ret, "void");
 	fprintf(o, "/* %s */\n", c->name);
+	if (c->wake[0] && hand_written(c))
+		fail_at(c->line, "'%s': wake: is for generated wrappers", c->name);
 	if (!strcmp(c->made, "thread")) {
 		if (annotated(c))
 			fail_at(c->line, "'%s': a thread call is never routed: no annotations",

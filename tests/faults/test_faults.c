@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Through a volatile, so the compiler neither warns nor proves anything. */
@@ -123,6 +124,56 @@ Test(faults, bad_buffers_give_efault_and_the_helpers_survive, .timeout = TEST_TI
 		cr_expect_eq(h1[i], h0[i], "helper %d changed: %d -> %d", i, (int)h0[i],
 			     (int)h1[i]);
 	tmp_remove(dir);
+}
+
+/* ---- a bad sleep time: the wake hint reads it, the kernel answers ------------ */
+
+struct sleeps {
+	int abs_mono, rel_real, nano, nano_err; /* clock_nanosleep returns the error */
+	int ok;					/* a good sleep afterwards */
+	int segv_blocked;			/* the fault's signal left blocked */
+};
+
+/*
+ * A marked thread tells the helpers when its sleep ends (wake_hint.c),
+ * which reads the timespec it was given: once the helpers run, so the
+ * first call here starts them.
+ */
+static void sleeps_job(void *arg)
+{
+	struct sleeps *s = arg;
+	struct stat st;
+	struct timespec tiny = {0, 1000};
+	sigset_t now;
+
+	(void)stat("/", &st); /* offloaded: the helpers start */
+	s->abs_mono = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, bad_ptr, NULL);
+	s->rel_real = clock_nanosleep(CLOCK_REALTIME, 0, bad_ptr, NULL);
+	s->nano = nanosleep(bad_ptr, NULL);
+	s->nano_err = errno;
+	s->ok = nanosleep(&tiny, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	s->segv_blocked = sigismember(&now, SIGSEGV);
+}
+
+Test(faults, a_bad_sleep_time_gives_efault_in_a_marked_thread, .timeout = TEST_TIMEOUT)
+{
+	struct sleeps d = {0}, m = {0};
+
+	cr_assert_eq(thread_run(sleeps_job, &d, 0, 0), 0);
+	cr_assert_eq(thread_run(sleeps_job, &m, TH_MARK | TH_PIN_RT, 0), 0);
+	struct sleeps *both[2] = {&d, &m};
+	for (int i = 0; i < 2; i++) {
+		const char *who = i ? "marked" : "direct";
+		cr_expect_eq(both[i]->abs_mono, EFAULT, "%s clock_nanosleep: %d", who,
+			     both[i]->abs_mono);
+		cr_expect_eq(both[i]->rel_real, EFAULT, "%s relative clock_nanosleep: %d", who,
+			     both[i]->rel_real);
+		cr_expect(both[i]->nano == -1 && both[i]->nano_err == EFAULT,
+			  "%s nanosleep: %d errno %d", who, both[i]->nano, both[i]->nano_err);
+		cr_expect_eq(both[i]->ok, 0, "%s: a good sleep afterwards", who);
+		cr_expect_eq(both[i]->segv_blocked, 0, "%s: SIGSEGV left blocked", who);
+	}
 }
 
 /* ---- a crash inside libc happens on the caller ------------------------------ */

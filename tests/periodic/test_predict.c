@@ -9,7 +9,11 @@
  *  - the plan naps until just before the next burst and polls across it;
  *  - a burst that came while the poller napped widens the window; caught
  *    bursts narrow it slowly, an empty window a little;
- *  - a thread without a period gets no plan (helper_idle_us polling).
+ *  - a thread without a period gets no plan (helper_idle_us polling);
+ *  - a thread that says when its sleep ends (wake_hint.h) gets its window
+ *    there, however much its period jitters; the helper waits for that
+ *    word after the thread's burst; a word of another thread's, or of a
+ *    sleep that fits no burst, is not used.
  * No real time passes: every instant is an argument.
  */
 #include "predict.c"
@@ -122,7 +126,7 @@ Test(predict, a_burst_that_came_during_the_nap_widens_the_window)
 
 	window = pred.window_ns;
 	rto_predict_hit(&pred);
-	cr_assert_eq(pred.window_ns, window - window / 256, "a caught burst: 1/256 narrower");
+	cr_assert_eq(pred.window_ns, window - window / 1024, "a caught burst: 1/1024 narrower");
 	window = pred.window_ns;
 	rto_predict_missed(&pred);
 	cr_assert_eq(pred.window_ns, window - window / 8, "an empty window: 1/8 narrower");
@@ -151,4 +155,104 @@ Test(predict, the_library_s_own_requests_teach_nothing)
 	for (unsigned k = 0; k < 40; k++)
 		rto_predict_served(&pred, 0, cycle_start(k), 1, cycle_start(k) + CALL_NS);
 	cr_assert_eq(rto_predict_plan(&pred, cycle_start(40) - 100000, &p), RTO_PLAN_NONE);
+}
+
+/* ---- wake hints ------------------------------------------------------------------ */
+
+#define ARRIVE_LATE 30000ull /* the loop's own wake-up: this late after its sleep ends */
+
+static void hint(uint16_t key, uint64_t at)
+{
+	pred.hint[key % RTO_PRED_HINTS] = rto_wake_word(key, at);
+}
+
+/*
+ * A loop whose period is drawn in +-20% each cycle, one call a cycle, that
+ * announces each sleep: the wake w[k] of cycle k, and the call ARRIVE_LATE
+ * after it.  Returns the publish of the last call; *next: the next wake.
+ */
+static uint64_t jittered_loop(unsigned cycles, uint64_t *next)
+{
+	uint64_t w = T_BASE, done = 0;
+
+	for (unsigned k = 0; k < cycles; k++) {
+		uint64_t t0 = w + ARRIVE_LATE;
+		done = t0 + CALL_NS;
+		rto_predict_served(&pred, KEY, t0, 1, done);
+		w += PERIOD - PERIOD / 5 + (k * 7919 % 401) * (PERIOD / 1000); /* 0.8 to 1.2 */
+		hint(KEY, w);
+	}
+	*next = w;
+	return done;
+}
+
+Test(predict, a_jittered_loop_that_announces_its_sleep_gets_its_window_at_the_wake)
+{
+	uint64_t next, end = jittered_loop(60, &next);
+	struct rto_plan p;
+
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	uint64_t lead = pred.window_ns + pred.overshoot_ns;
+	cr_assert_eq(p.sleep_until, next - lead, "napping until the announced wake less the lead");
+	cr_assert_eq(pred.arrive_ns, ARRIVE_LATE, "it learnt how late the loop calls after a wake");
+	cr_assert_eq(p.poll_until, next + ARRIVE_LATE + pred.window_ns,
+		     "polling past it by as much");
+	cr_assert_eq(pred.plan_hinted, 1);
+
+	/* The same loop without its word (after waiting for it): the period's jitter. */
+	pred.hint[KEY % RTO_PRED_HINTS] = 0;
+	cr_assert_eq(rto_predict_plan(&pred, end + RTO_REQ_BURST_NS + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 0);
+	cr_assert_gt(p.poll_until - p.sleep_until, PERIOD / 4, "%lu",
+		     (unsigned long)(p.poll_until - p.sleep_until));
+}
+
+Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
+{
+	uint64_t next, end = jittered_loop(60, &next);
+	struct rto_plan p;
+
+	/* The next cycle's call: its word is the one of the sleep just ended. */
+	uint64_t t0 = next + ARRIVE_LATE;
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 1, "polling, not a window");
+	cr_assert_eq(p.sleep_until, 0);
+	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_REQ_BURST_NS);
+	cr_assert_eq(p.hint, &pred.hint[KEY % RTO_PRED_HINTS], "watching the thread's word");
+	cr_assert_eq(p.hint_was, rto_wake_word(KEY, next));
+
+	/* The word came: a window at that wake. */
+	hint(KEY, next + PERIOD);
+	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 2000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 0);
+	cr_assert_eq(p.sleep_until, next + PERIOD - pred.window_ns - pred.overshoot_ns);
+	(void)end;
+}
+
+Test(predict, a_word_of_another_thread_or_of_a_cycle_without_calls_is_not_used)
+{
+	uint64_t end = learn_loop(40, 1), next = cycle_start(40);
+	struct rto_plan p;
+
+	/* Another thread whose key shares the word. */
+	hint(KEY + RTO_PRED_HINTS, next + 50000);
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 0);
+	/* This thread's, but a sleep of a quarter period: a cycle it makes no call in. */
+	hint(KEY, end + PERIOD / 4);
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 0);
+	cr_assert_gt(p.sleep_until, end + PERIOD / 2, "the window is the gaps' one");
+}
+
+Test(predict, a_word_is_read_back_across_its_48_bit_wrap)
+{
+	uint64_t wrap = UINT64_C(1) << RTO_WAKE_BITS;
+
+	hint(KEY, wrap + 5000);
+	cr_assert_eq(rto_wake_hinted(&pred, KEY, wrap - 5000), wrap + 5000, "ahead, across");
+	hint(KEY, wrap - 5000);
+	cr_assert_eq(rto_wake_hinted(&pred, KEY, wrap + 5000), wrap - 5000, "behind, across");
+	cr_assert_eq(rto_wake_hinted(&pred, KEY + 1, wrap), 0, "another key: no word");
 }
