@@ -158,6 +158,16 @@ static uint64_t percentile(const uint32_t *ring, unsigned written, unsigned cap,
 	return v[(n - 1) * pct / 100];
 }
 
+/* A lateness's histogram bucket: < 5, 10, 20, 40, 80, 160 us, more. */
+static unsigned late_bucket(uint64_t ns)
+{
+	unsigned b = 0;
+
+	for (uint64_t top = 5000; b + 1 < RTO_PRED_LATE_BUCKETS && ns >= top; top *= 2)
+		b++;
+	return b;
+}
+
 /* Where a periodic thread's burst began, against the window planned for it. */
 static void count_arrival(struct rto_predict *s, uint64_t t0)
 {
@@ -171,9 +181,10 @@ static void count_arrival(struct rto_predict *s, uint64_t t0)
 		c->before_window++;
 	else if (t0 > s->plan_until)
 		c->after_window++;
-	else if (t0 >= s->slept_at && t0 < s->woke_at)
+	else if (t0 >= s->slept_at && t0 < s->woke_at) {
 		c->nap_late++;
-	else
+		c->overrun_hist[late_bucket(t0 - s->plan_from)]++;
+	} else
 		c->in_window++;
 }
 
@@ -357,10 +368,7 @@ void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int 
 	s->woke_at = now;
 	if (timed_out && now >= wanted) {
 		uint64_t late = now - wanted;
-		unsigned b = 0;
-		for (uint64_t top = 5000; b + 1 < RTO_PRED_LATE_BUCKETS && late >= top; top *= 2)
-			b++;
-		s->counts.late_hist[b]++;
+		s->counts.late_hist[late_bucket(late)]++;
 		if (late > RTO_PRED_OVERSHOOT_MAX)
 			late = RTO_PRED_OVERSHOOT_MAX;
 		s->late[s->nlate++ % RTO_PRED_LATES] = (uint32_t)late;

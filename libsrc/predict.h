@@ -63,6 +63,12 @@ struct rto_predict {
 		uint64_t hinted;	/* of all these, planned from a wake hint */
 		/* How late the poller's timed naps ended: < 5, 10, 20, 40, 80, 160, more us. */
 		uint64_t late_hist[RTO_PRED_LATE_BUCKETS];
+		/*
+		 * nap_late bursts, by how long after the nap was due to end
+		 * they came (the same buckets): how far past its time the
+		 * housekeeping CPU still slept, at least.
+		 */
+		uint64_t overrun_hist[RTO_PRED_LATE_BUCKETS];
 	} counts;
 	/* pollcap.c: realtime polling budget, touched by the one poller only. */
 	uint64_t cap_slice_at, cap_used_ns;

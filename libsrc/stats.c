@@ -631,6 +631,10 @@ static void write_predict_counts(struct out *o)
 	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
 		out_printf(o, " %lu", v.c.late_hist[b]);
 	out_printf(o, "; %lu bursts came during a nap\n", v.asleep);
+	out_printf(o, "predict: bursts that found the nap overdue, by how much, the same buckets:");
+	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
+		out_printf(o, " %lu", v.c.overrun_hist[b]);
+	out_printf(o, "\n");
 }
 
 static void write_json_predict(struct out *o)
@@ -647,6 +651,9 @@ static void write_json_predict(struct out *o)
 		   v.naps, v.window_ns, v.overshoot_ns, v.c.hinted, v.arrive_ns);
 	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
 		out_printf(o, "%s%lu", b ? "," : "", v.c.late_hist[b]);
+	out_printf(o, "],\"overrun_hist\":[");
+	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
+		out_printf(o, "%s%lu", b ? "," : "", v.c.overrun_hist[b]);
 	out_printf(o, "]}");
 }
 

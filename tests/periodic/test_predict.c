@@ -256,3 +256,21 @@ Test(predict, a_word_is_read_back_across_its_48_bit_wrap)
 	cr_assert_eq(rto_wake_hinted(&pred, KEY, wrap + 5000), wrap - 5000, "behind, across");
 	cr_assert_eq(rto_wake_hinted(&pred, KEY + 1, wrap), 0, "another key: no word");
 }
+
+Test(predict, a_burst_during_an_overdue_nap_is_counted_by_the_overrun)
+{
+	uint64_t end = learn_loop(40, 1);
+	struct rto_plan p;
+
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	rto_predict_sleeps(&pred, end + 1000);
+	/* The nap was due to end at sleep_until; 100 us later it still had not. */
+	uint64_t t0 = p.sleep_until + 100000;
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	cr_assert_eq(pred.counts.nap_late, 1);
+	cr_assert_eq(pred.counts.overrun_hist[5], 1, "in the 80-160 us bucket");
+	uint64_t all = 0;
+	for (int b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
+		all += pred.counts.overrun_hist[b];
+	cr_assert_eq(all, 1, "and nowhere else");
+}
