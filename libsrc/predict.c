@@ -40,7 +40,8 @@
  * would open the window before the gaps' earliest burst (a sleep of a
  * cycle it makes no call in) is not used.  Between its burst's last result
  * and its next sleep, the helper polls (up to RTO_REQ_BURST_NS) for the
- * word instead of planning from the gaps.
+ * word instead of planning from the gaps, unless the word came later than
+ * that twice in a row (a loop that computes before it sleeps).
  *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
@@ -270,9 +271,19 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * Its last burst followed a sleep it announced, and it has not
 		 * announced the next one yet: it is on its way from its last
 		 * result to its sleep.  Poll until its word comes (or a call).
+		 * Not for a loop that computes a while before it sleeps (its
+		 * word came too late twice in a row): that would poll
+		 * RTO_REQ_BURST_NS a cycle for nothing; every 64th burst it is
+		 * tried again.
 		 */
 		uint64_t w = rto_wake_hinted(s, e->key, now);
-		if (e->hinted && w <= e->last_t0 && now < e->last_done + RTO_REQ_BURST_NS) {
+		int waiting = now < e->last_done + RTO_REQ_BURST_NS;
+		if (e->hinted && e->word_judged != e->last_start && (w > e->last_t0 || !waiting)) {
+			e->word_judged = e->last_start; /* its word came in time, or not */
+			e->word_slow = w > e->last_t0 && waiting ? 0 : e->word_slow + 1;
+		}
+		if (e->hinted && w <= e->last_t0 && waiting &&
+		    (e->word_slow < 2 || e->ngaps % 64 == 0)) {
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;

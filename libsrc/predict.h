@@ -32,6 +32,8 @@ struct rto_pattern {
 	unsigned calls_cur;  /* calls in the current burst so far */
 	unsigned calls_prev; /* calls in the burst before */
 	int hinted;	     /* its last burst came after a sleep it announced (wake_hint.h) */
+	unsigned word_slow;  /* bursts in a row whose next word took longer than the wait */
+	uint64_t word_judged; /* last_start of the burst word_slow last judged */
 };
 
 /*

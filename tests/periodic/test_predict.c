@@ -274,3 +274,26 @@ Test(predict, a_burst_during_an_overdue_nap_is_counted_by_the_overrun)
 		all += pred.counts.overrun_hist[b];
 	cr_assert_eq(all, 1, "and nowhere else");
 }
+
+Test(predict, a_loop_that_computes_before_it_sleeps_is_not_waited_for)
+{
+	uint64_t next, end = jittered_loop(60, &next);
+	struct rto_plan p;
+
+	(void)end;
+	/* Two cycles whose word came only after the helper had stopped waiting for it. */
+	for (int k = 0; k < 2; k++) {
+		uint64_t t0 = next + ARRIVE_LATE, done = t0 + CALL_NS;
+		rto_predict_served(&pred, KEY, t0, 1, done);
+		cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
+		cr_assert_eq(p.linger, 1, "cycle %d: waiting for its word", k);
+		rto_predict_plan(&pred, done + RTO_REQ_BURST_NS + 1000, &p); /* the wait is over */
+		next += PERIOD;
+		hint(KEY, next); /* the word, late */
+	}
+	uint64_t t0 = next + ARRIVE_LATE, done = t0 + CALL_NS;
+	rto_predict_served(&pred, KEY, t0, 1, done);
+	cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 0, "no more waiting: a window from the gaps");
+	cr_assert_gt(p.sleep_until, done + PERIOD / 2);
+}
