@@ -29,10 +29,10 @@ struct rto_pattern {
 	uint64_t prev_start;	     /* ... and of the burst before */
 	uint32_t gap[RTO_PRED_GAPS]; /* ns between burst starts, a ring */
 	unsigned ngaps, pos;
-	unsigned calls_cur;  /* calls in the current burst so far */
-	unsigned calls_prev; /* calls in the burst before */
-	int hinted;	     /* its last burst came after a sleep it announced (wake_hint.h) */
-	unsigned word_slow;  /* bursts in a row whose next word took longer than the wait */
+	unsigned calls_cur;   /* calls in the current burst so far */
+	unsigned calls_prev;  /* calls in the burst before */
+	int hinted;	      /* its last burst came after a sleep it announced (wake_hint.h) */
+	unsigned word_slow;   /* bursts in a row whose next word took longer than the wait */
 	uint64_t word_judged; /* last_start of the burst word_slow last judged */
 };
 
