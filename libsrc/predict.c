@@ -36,9 +36,9 @@
  * that, so the window opens `window + lateness` before the announced wake
  * and stays open `arrive_ns` (the 99th percentile of how late its last
  * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up)
- * plus `window` after it, whatever the period's jitter.  A word that
- * would open the window before the gaps' earliest burst (a sleep of a
- * cycle it makes no call in) is not used.  Between its burst's last result
+ * plus `window` after it, whatever the period's jitter.  A sleep that
+ * ends less than 3/4 of the shortest period after the last burst began
+ * (a sleep of a cycle it makes no call in) is not used.  Between its burst's last result
  * and its next sleep, the helper polls (up to RTO_REQ_BURST_NS) for the
  * word instead of planning from the gaps, unless the word came later than
  * that twice in a row (a loop that computes before it sleeps).
@@ -315,11 +315,15 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		    e->prev_start + 2 * lo < next)
 			next = e->prev_start + 2 * lo;
 		/*
-		 * It said when its sleep ends, and that fits its rhythm (not a
-		 * sleep of a cycle without calls): no call comes before then,
-		 * and its own wake-up makes it late by about arrive_ns.
+		 * It said when its sleep ends, and that fits its rhythm: at
+		 * least 3/4 of its shortest period after its last burst began
+		 * (not the sleep of a cycle it makes no call in, as a loop
+		 * calling every other cycle sleeps half its period; but a loop
+		 * whose last burst came late, whose sleep is shorter by that
+		 * much).  No call comes before then, and its own wake-up makes
+		 * it late by about arrive_ns.
 		 */
-		int hinted = w > e->last_t0 && w + lead >= next;
+		int hinted = w > e->last_t0 && w >= e->last_start + lo - lo / 4;
 		if (hinted) {
 			next = w;
 			until = w + s->arrive_ns + s->window_ns;

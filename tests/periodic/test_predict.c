@@ -297,3 +297,22 @@ Test(predict, a_loop_that_computes_before_it_sleeps_is_not_waited_for)
 	cr_assert_eq(p.linger, 0, "no more waiting: a window from the gaps");
 	cr_assert_gt(p.sleep_until, done + PERIOD / 2);
 }
+
+Test(predict, after_a_late_burst_the_next_wake_is_still_used)
+{
+	uint64_t w = T_BASE;
+	struct rto_plan p;
+
+	for (unsigned k = 0; k < 40; k++) { /* 1 kHz, each call ARRIVE_LATE after its wake */
+		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS);
+		w += PERIOD;
+		hint(KEY, w);
+	}
+	/* This cycle the loop woke 180 us late; its next sleep is that much shorter. */
+	uint64_t t0 = w + 180000, done = t0 + CALL_NS;
+	rto_predict_served(&pred, KEY, t0, 1, done);
+	hint(KEY, w + PERIOD);
+	cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 1, "the word of a sleep shortened by a late wake-up");
+	cr_assert_eq(p.sleep_until, w + PERIOD - pred.window_ns - pred.overshoot_ns);
+}
