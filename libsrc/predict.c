@@ -35,13 +35,14 @@
  * usleep: wake_hint.h) gets better: its next burst cannot come before
  * that, so the window opens `window + lateness` before the announced wake
  * and stays open `arrive_ns` (the 99th percentile of how late its last
- * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up)
- * plus `window` after it, whatever the period's jitter.  A sleep that
- * ends less than 3/4 of the shortest period after the last burst began
- * (a sleep of a cycle it makes no call in) is not used.  Between its burst's last result
- * and its next sleep, the helper polls (up to RTO_REQ_BURST_NS) for the
- * word instead of planning from the gaps, unless the word came later than
- * that twice in a row (a loop that computes before it sleeps).
+ * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up;
+ * at most an eighth of its period) plus `window` after it, whatever the
+ * period's jitter.  A sleep that ends less than 3/4 of the shortest
+ * period after the last burst began (a sleep of a cycle it makes no call
+ * in) is not used.  Between its burst's last result and its next sleep,
+ * the helper polls (up to RTO_REQ_BURST_NS) for the word instead of
+ * planning from the gaps, unless the word came later than that twice in
+ * a row (a loop that computes before it sleeps).
  *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
@@ -325,8 +326,10 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 */
 		int hinted = w > e->last_t0 && w >= e->last_start + lo - lo / 4;
 		if (hinted) {
+			/* At most an eighth of its period: a VM's stall is no rhythm. */
+			uint64_t after = s->arrive_ns < lo / 8 ? s->arrive_ns : lo / 8;
 			next = w;
-			until = w + s->arrive_ns + s->window_ns;
+			until = w + after + s->window_ns;
 		}
 		if (now > until) {
 			overdue = 1;
