@@ -316,3 +316,22 @@ Test(predict, after_a_late_burst_the_next_wake_is_still_used)
 	cr_assert_eq(pred.plan_hinted, 1, "the word of a sleep shortened by a late wake-up");
 	cr_assert_eq(p.sleep_until, w + PERIOD - pred.window_ns - pred.overshoot_ns);
 }
+
+Test(predict, a_few_stalled_wake_ups_do_not_stretch_every_window)
+{
+	uint64_t w = T_BASE;
+	struct rto_plan p;
+
+	for (unsigned k = 0; k < 60; k++) { /* three of them 800 us late: a VM's stalls */
+		uint64_t late = k % 20 == 5 ? 800000 : ARRIVE_LATE;
+		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS);
+		w += PERIOD;
+		hint(KEY, w);
+	}
+	cr_assert_geq(pred.arrive_ns, 800000, "the 99th percentile is a stall");
+	cr_assert_eq(rto_predict_plan(&pred, w - PERIOD / 2, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 1);
+	cr_assert_leq(p.poll_until, w + PERIOD / 8 + pred.window_ns,
+		      "open past the wake for at most an eighth of the period: %lu",
+		      (unsigned long)(p.poll_until - w));
+}
