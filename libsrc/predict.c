@@ -102,11 +102,42 @@ static struct rto_pattern *slot(struct rto_predict *s, uint16_t key)
 	return old;
 }
 
+/* Gap g within [2/3, 3/2] of the median m. */
+static int near(uint64_t g, uint64_t m)
+{
+	return 3 * g >= 2 * m && 2 * g <= 3 * m;
+}
+
+/*
+ * A long gap and the short one after it that add up to two periods
+ * (within half of one): a loop on an absolute clock whose burst came late
+ * (it woke late, or a call took longer than its period) and caught up.
+ * Such pairs in the ring, in time order, as a count of gaps.
+ */
+static unsigned caught_up(const struct rto_pattern *e, unsigned n, uint64_t m)
+{
+	unsigned start = n < RTO_PRED_GAPS ? 0 : e->pos, pairs = 0;
+
+	for (unsigned j = 0; j + 1 < n; j++) {
+		uint64_t a = e->gap[(start + j) % RTO_PRED_GAPS];
+		uint64_t b = e->gap[(start + j + 1) % RTO_PRED_GAPS];
+		if (!near(a, m) && a > m && !near(b, m) && b < m && 2 * (a + b) >= 3 * m &&
+		    2 * (a + b) <= 5 * m) {
+			pairs++;
+			j++;
+		}
+	}
+	return 2 * pairs;
+}
+
 /*
  * Periodic: enough gaps, and all but a quarter of them (or 2) within
- * [2/3, 3/2] of their median (a loop with up to +-33% jitter, and a wake-up
- * of the loop's own that came late once: one long gap, then one short).
- * lo and hi: the shortest and longest of the gaps kept.
+ * [2/3, 3/2] of their median (a loop with up to +-33% jitter), or in a
+ * pair that caught up (a burst that came late, then one on time).  A pair
+ * is no irregularity: without that, a loop whose calls found the helper
+ * asleep now and then (each such call slow, its next burst back on
+ * phase) looked irregular, got no plan, and so found it asleep every
+ * cycle.  lo and hi: the shortest and longest of the gaps near the median.
  */
 static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 {
@@ -124,7 +155,7 @@ static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 		}
 	uint64_t m = g[n / 2], min = UINT64_MAX, max = 0;
 	for (unsigned i = 0; i < n; i++) {
-		if (3 * (uint64_t)g[i] < 2 * m || 2 * (uint64_t)g[i] > 3 * m)
+		if (!near(g[i], m))
 			continue;
 		in++;
 		if (g[i] < min)
@@ -134,6 +165,7 @@ static int periodic(const struct rto_pattern *e, uint64_t *lo, uint64_t *hi)
 	}
 	*lo = min;
 	*hi = max;
+	in += caught_up(e, n, m);
 	return in + (n / 4 > 2 ? n / 4 : 2) >= n; /* a quarter may be off, or 2 */
 }
 
@@ -216,10 +248,15 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 				s->window_ns = RTO_PRED_WINDOW_MAX;
 			s->grows++;
 		}
-		/* After a sleep it announced: how late past its end the burst came. */
+		/*
+		 * After a sleep it announced: how late past its end the burst
+		 * came.  Its word may already be the next sleep's (it slept
+		 * again before this helper learnt): it announces its sleeps,
+		 * but this burst's lateness is not known.
+		 */
 		uint64_t w = rto_wake_hinted(s, key, t0);
-		e->hinted = w && w <= t0 && w > e->last_start;
-		if (e->hinted) {
+		e->hinted = w && w > e->last_start;
+		if (e->hinted && w <= t0) {
 			uint64_t late =
 				t0 - w < RTO_PRED_OVERSHOOT_MAX ? t0 - w : RTO_PRED_OVERSHOOT_MAX;
 			s->arrive[s->narrive++ % RTO_PRED_ARRIVES] = (uint32_t)late;
@@ -293,8 +330,16 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
 		}
-		uint64_t lo, hi;
-		if (!periodic(e, &lo, &hi)) {
+		/*
+		 * Gaps without a period, but its bursts follow the sleeps it
+		 * announces, and it announced the next: plan from its word
+		 * alone (a loop whose wake-ups a busy host delays by a
+		 * millisecond now and then has such gaps; without its word
+		 * every call of it would find the helper asleep).
+		 */
+		uint64_t lo = 0, hi = 0;
+		int regular = periodic(e, &lo, &hi);
+		if (!regular && !(e->hinted && w > e->last_t0)) {
 			irregular = 1;
 			continue;
 		}
@@ -324,10 +369,11 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * much).  No call comes before then, and its own wake-up makes
 		 * it late by about arrive_ns.
 		 */
-		int hinted = w > e->last_t0 && w >= e->last_start + lo - lo / 4;
+		int hinted = w > e->last_t0 && (!regular || w >= e->last_start + lo - lo / 4);
 		if (hinted) {
 			/* At most an eighth of its period: a VM's stall is no rhythm. */
-			uint64_t after = s->arrive_ns < lo / 8 ? s->arrive_ns : lo / 8;
+			uint64_t cap = regular ? lo / 8 : RTO_PRED_WINDOW_MAX;
+			uint64_t after = s->arrive_ns < cap ? s->arrive_ns : cap;
 			next = w;
 			until = w + after + s->window_ns;
 		}

@@ -335,3 +335,41 @@ Test(predict, a_few_stalled_wake_ups_do_not_stretch_every_window)
 		      "open past the wake for at most an eighth of the period: %lu",
 		      (unsigned long)(p.poll_until - w));
 }
+
+Test(predict, a_loop_that_catches_up_after_late_bursts_stays_periodic)
+{
+	uint64_t t0 = T_BASE;
+	struct rto_plan p;
+
+	/* Every 7th burst 557 us late (its call before took that long), the next on phase. */
+	for (unsigned k = 0; k < 70; k++) {
+		uint64_t at = t0 + (k % 7 == 3 ? 557000 : 0);
+		rto_predict_served(&pred, KEY, at, 1, at + CALL_NS);
+		t0 += PERIOD;
+	}
+	cr_assert_eq(rto_predict_plan(&pred, t0 - PERIOD / 2, &p), RTO_PLAN_POLL,
+		     "two gaps in seven are off the period, but they add up to two");
+	cr_assert_eq(p.linger, 0);
+	cr_assert_leq(p.sleep_until, t0, "awake before the next burst");
+	cr_assert_geq(p.poll_until, t0);
+}
+
+Test(predict, a_thread_without_a_period_that_announces_its_sleeps_gets_a_window_at_each)
+{
+	uint64_t w = T_BASE;
+	struct rto_plan p;
+
+	/* Sleeps of 0.2 and 3 ms in turn, each announced, each followed by a call. */
+	for (unsigned k = 0; k < 40; k++) {
+		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS);
+		w += (k & 1) ? 3000000 : 200000;
+		hint(KEY, w);
+	}
+	cr_assert_eq(rto_predict_plan(&pred, w - 100000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 1);
+	cr_assert_eq(p.sleep_until, w - pred.window_ns - pred.overshoot_ns,
+		     "napping until its wake");
+	/* Without its word, as before: no plan. */
+	pred.hint[KEY % RTO_PRED_HINTS] = 0;
+	cr_assert_eq(rto_predict_plan(&pred, w - 100000, &p), RTO_PLAN_NONE);
+}
