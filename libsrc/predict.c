@@ -240,7 +240,7 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		 * opened (the loop's own jitter) or in it, the nap not ended
 		 * yet (the naps' tail beyond the percentile).  Either way the
 		 * window was too short for this loop on this machine: a quarter
-		 * more, which about 57 caught bursts take back (1/256 each).
+		 * more, which about 230 caught bursts take back (1/1024 each).
 		 */
 		if (regular && t0 >= s->slept_at && t0 < s->woke_at) {
 			s->window_ns += s->window_ns / 4;
