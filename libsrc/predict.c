@@ -289,6 +289,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 	int kind = RTO_PLAN_NONE, overdue = 0, irregular = 0;
 	uint64_t best = UINT64_MAX;
 
+	*p = (struct rto_plan){0}; /* no watch unless a plan sets one */
 	rto_mutex_lock(&s->lock);
 	defaults(s);
 	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
@@ -301,7 +302,6 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;
-			p->hint = NULL;
 			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
 		}
@@ -390,7 +390,6 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = from;
 			p->poll_until = until;
 			p->linger = 0;
-			p->hint = NULL;
 			kind = RTO_PLAN_POLL;
 		}
 	}
@@ -445,10 +444,10 @@ void rto_predict_hit(struct rto_predict *s)
 {
 	rto_mutex_lock(&s->lock);
 	/*
-	 * Slowly: at equilibrium about one burst in 230 comes while we sleep
-	 * (1024 * ln 1.25), if the window can catch
-	 * them at all; under 1%, so that they stay out of a loop's p99.  At
-	 * 1/256 it was one in 57, and a one-call loop's p99 was a nap's.
+	 * Slowly: at equilibrium about one burst in 230 comes while we
+	 * sleep (1024 * ln 1.25), if the window can catch them at all;
+	 * under 1%, so that they stay out of a loop's p99.  At 1/256 it was
+	 * one in 57, and a one-call loop's p99 was a nap's.
 	 */
 	s->window_ns -= s->window_ns / 1024;
 	if (s->window_ns < RTO_PRED_WINDOW_MIN)

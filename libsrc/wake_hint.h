@@ -43,6 +43,17 @@ static inline uint64_t rto_wake_word(uint16_t key, uint64_t at)
 	return (uint64_t)key << RTO_WAKE_BITS | (at & RTO_WAKE_MASK);
 }
 
+/*
+ * 1: a sleep ending at `at` fits a word read back against a clock near
+ * now: not past, and within half the 48 bits (39 hours).  An
+ * absolute deadline on a machine up for longer than 78 hours fits too:
+ * only the distance counts.
+ */
+static inline int rto_wake_fits(uint64_t at, uint64_t now)
+{
+	return at >= now && at - now < (RTO_WAKE_MASK >> 1);
+}
+
 /* When key's announced sleep ends (may be past), or 0: no word of key's. */
 static inline uint64_t rto_wake_hinted(const struct rto_predict *s, uint16_t key, uint64_t now)
 {

@@ -257,6 +257,17 @@ Test(predict, a_word_is_read_back_across_its_48_bit_wrap)
 	cr_assert_eq(rto_wake_hinted(&pred, KEY + 1, wrap), 0, "another key: no word");
 }
 
+Test(predict, an_absolute_deadline_after_78_hours_of_uptime_still_fits_a_word)
+{
+	uint64_t now = (UINT64_C(1) << RTO_WAKE_BITS) * 3 + 12345; /* about 9.7 days up */
+
+	cr_assert(rto_wake_fits(now + PERIOD, now), "a millisecond ahead");
+	hint(KEY, now + PERIOD);
+	cr_assert_eq(rto_wake_hinted(&pred, KEY, now), now + PERIOD);
+	cr_assert_not(rto_wake_fits(now + (RTO_WAKE_MASK >> 1), now), "39 hours ahead: too far");
+	cr_assert_not(rto_wake_fits(now - 1, now), "past");
+}
+
 Test(predict, a_burst_during_an_overdue_nap_is_counted_by_the_overrun)
 {
 	uint64_t end = learn_loop(40, 1);
