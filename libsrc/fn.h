@@ -41,11 +41,26 @@ enum rto_handling {
 #define RTO_HIST_BUCKETS (RTO_HIST_POW * RTO_HIST_SUB)
 
 struct rto_counters {
-	uint64_t offloaded, local, denied, async;
+	uint64_t local, denied, async;
 	uint64_t fallback; /* would have been offloaded, ran on the caller: no helper */
 	uint64_t max_ns;
-	uint64_t hist[RTO_HIST_BUCKETS]; /* round trips, log-linear */
+	/* Round trips, log-linear; their total is the offloaded count (rto_counters_offloaded). */
+	uint64_t hist[RTO_HIST_BUCKETS];
 };
+
+/*
+ * Calls offloaded: one atomic per call on the caller's return path, not
+ * two.  A reader racing with callers sees each bucket's count of some
+ * moment, as it did with a counter of its own.
+ */
+static inline uint64_t rto_counters_offloaded(const struct rto_counters *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned b = 0; b < RTO_HIST_BUCKETS; b++)
+		n += CMM_LOAD_SHARED(c->hist[b]);
+	return n;
+}
 
 /*
  * What makes a call special to the routing core (route.c) and the worker

@@ -304,6 +304,22 @@ static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst)
 }
 
 /*
+ * Another worker is inside a call: its row of q->running, which it writes
+ * anyway for a kick, says so.  No counter that every call would change
+ * with two atomics on the worker's path; the rows are read only here, by
+ * an idle worker about to poll or sleep, a few lines.
+ */
+static int another_in_call(struct rto_queue *q)
+{
+	unsigned n = rto_opt.workers < RTO_WORKERS_MAX ? rto_opt.workers : RTO_WORKERS_MAX;
+
+	for (unsigned i = 0; i < n; i++)
+		if (i != rto_helper_index && CMM_LOAD_SHARED(q->running[i].req))
+			return 1;
+	return 0;
+}
+
+/*
  * The priority an idle worker polls at.  inherit: the ceiling, so that a
  * realtime caller's wake-up is not starved by whatever runs on the
  * housekeeping CPU; execute() then drops to the caller's own priority for
@@ -314,7 +330,7 @@ static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst)
 static int idle_priority(struct rto_queue *q)
 {
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		return CMM_LOAD_SHARED(q->busy) == 0 ? CMM_LOAD_SHARED(prio_ceiling) : 0;
+		return another_in_call(q) ? 0 : CMM_LOAD_SHARED(prio_ceiling);
 	if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
 		return rto_opt.helper_prio;
 	return 0;
@@ -585,9 +601,7 @@ static void *worker_main(void *arg)
 		uint16_t key = r->key;
 		uint32_t t0 = r->t0;
 		int burst = r->flags & RTO_RQ_BURST;
-		uatomic_add(&q->busy, 1);
 		execute(r);
-		uatomic_add(&q->busy, -1);
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			learn(q, key, t0, burst);
 	}

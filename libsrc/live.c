@@ -207,7 +207,7 @@ static struct rto_live *create(void)
 
 static void copy_counts(struct rto_live_counts *c, const struct rto_counters *k)
 {
-	c->offloaded = CMM_LOAD_SHARED(k->offloaded);
+	c->offloaded = rto_counters_offloaded(k);
 	c->local = CMM_LOAD_SHARED(k->local);
 	c->denied = CMM_LOAD_SHARED(k->denied);
 	c->async = CMM_LOAD_SHARED(k->async);

@@ -95,7 +95,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		.prio = rto_self.prio,
 		.sigmask = rto_self.sigmask,
 		.locale = loc,
-		.h_err = h_errno,
+		.h_err = (fn->flags & RTO_F_RESOLVER) ? h_errno : 0, /* a call: theirs only */
 		.res = (fn->flags & RTO_F_RESOLVER) ? rto_resolver_of_caller() : NULL,
 	};
 	if (size) /* a fixed-size copy of at most 32 bytes: inlined, no call */

@@ -275,7 +275,6 @@ static void raise_max(uint64_t *max, uint64_t ns)
 /* The program's own calls count for the thread; the library's requests do not. */
 void rto_stats_offloaded(struct rto_fn *fn, uint64_t ns)
 {
-	uatomic_inc(&fn->ctr->offloaded);
 	uatomic_inc(&fn->ctr->hist[bucket_of(ns)]);
 	raise_max(&fn->ctr->max_ns, ns);
 	if (fn->cls != RTO_CLASS_INTERNAL)
@@ -368,7 +367,6 @@ static uint64_t percentile(const uint64_t *hist, uint64_t total, uint64_t max, u
 
 static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 {
-	sum->offloaded += CMM_LOAD_SHARED(c->offloaded);
 	sum->local += CMM_LOAD_SHARED(c->local);
 	sum->denied += CMM_LOAD_SHARED(c->denied);
 	sum->async += CMM_LOAD_SHARED(c->async);
@@ -382,11 +380,9 @@ static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 
 static void summarise(const struct rto_counters *c, struct summary *s)
 {
-	uint64_t n = 0;
+	uint64_t n = rto_counters_offloaded(c);
 
-	for (unsigned b = 0; b < RTO_HIST_BUCKETS; b++)
-		n += c->hist[b];
-	s->offloaded = c->offloaded;
+	s->offloaded = n;
 	s->local = c->local;
 	s->denied = c->denied;
 	s->async = c->async;

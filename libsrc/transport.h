@@ -132,7 +132,6 @@ struct rto_queue {
 	/* Workers only: never pulled to a caller's CPU. */
 	pthread_mutex_t dispatch __attribute__((aligned(RTO_CACHELINE))); /* one worker dequeues */
 	int32_t pollers;	 /* idle workers polling (at most one polls) */
-	int32_t busy;		 /* workers inside a call */
 	struct rto_req *pending; /* dequeued, by priority; under dispatch */
 	/* Read by every caller; written only when a worker falls asleep or wakes. */
 	int32_t awake __attribute__((aligned(RTO_CACHELINE))); /* workers not asleep */
