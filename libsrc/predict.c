@@ -36,7 +36,8 @@
  * that, so the window opens `window + lateness` before the announced wake
  * and stays open `arrive_ns` (the 99th percentile of how late its last
  * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up;
- * at most an eighth of its period) plus `window` after it, whatever the
+ * at most an eighth of its period, but not less than `overshoot`, the
+ * machine's own lateness) plus `window` after it, whatever the
  * period's jitter.  A sleep that ends less than 3/4 of the shortest
  * period after the last burst began (a sleep of a cycle it makes no call
  * in) is not used.  Between its burst's last result and its next sleep,
@@ -371,8 +372,17 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 */
 		int hinted = w > e->last_t0 && (!regular || w >= e->last_start + lo - lo / 4);
 		if (hinted) {
-			/* At most an eighth of its period: a VM's stall is no rhythm. */
+			/*
+			 * At most an eighth of its period: a VM's stall is no
+			 * rhythm.  But never less than how late this machine
+			 * ends our own naps: a 10 kHz loop's wake-ups are that
+			 * late too, and an eighth of 100 us had left nearly all
+			 * its bursts after the window (the poller fell back to
+			 * helper_idle_us polling, up to all of a CPU).
+			 */
 			uint64_t cap = regular ? lo / 8 : RTO_PRED_WINDOW_MAX;
+			if (cap < s->overshoot_ns)
+				cap = s->overshoot_ns;
 			uint64_t after = s->arrive_ns < cap ? s->arrive_ns : cap;
 			next = w;
 			until = w + after + s->window_ns;

@@ -13,7 +13,9 @@
  *  - a thread that says when its sleep ends (wake_hint.h) gets its window
  *    there, however much its period jitters; the helper waits for that
  *    word after the thread's burst; a word of another thread's, or of a
- *    sleep that fits no burst, is not used.
+ *    sleep that fits no burst, is not used; the window stays open past
+ *    the wake for how late the thread came, at most an eighth of its
+ *    period, but never less than the machine's own wake-up lateness.
  * No real time passes: every instant is an argument.
  */
 #include "predict.c"
@@ -383,4 +385,30 @@ Test(predict, a_thread_without_a_period_that_announces_its_sleeps_gets_a_window_
 	/* Without its word, as before: no plan. */
 	pred.hint[KEY % RTO_PRED_HINTS] = 0;
 	cr_assert_eq(rto_predict_plan(&pred, w - 100000, &p), RTO_PLAN_NONE);
+}
+
+Test(predict, a_fast_loop_as_late_as_the_machine_s_own_wake_ups_keeps_its_window)
+{
+	const uint64_t period = 100000; /* 10 kHz: an eighth is 12.5 us */
+	uint64_t w = T_BASE;
+	struct rto_plan p;
+
+	for (unsigned k = 1; k <= 60; k++) { /* one wake-up in ten ARRIVE_LATE, the last one */
+		uint64_t late = k % 10 ? ARRIVE_LATE / 3 : ARRIVE_LATE;
+		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS);
+		w += period;
+		hint(KEY, w);
+	}
+	/* The helper's own timed naps end about as late: this machine's wake-up. */
+	for (unsigned k = 0; k < RTO_PRED_LATES; k++)
+		rto_predict_woke(&pred, T_BASE, T_BASE + ARRIVE_LATE, 1);
+	cr_assert_eq(pred.overshoot_ns, ARRIVE_LATE);
+	/* Past the late burst's tail (RTO_REQ_BURST_NS after its publish), before the wake. */
+	cr_assert_eq(rto_predict_plan(&pred, w - period / 4, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.linger, 0);
+	cr_assert_eq(pred.plan_hinted, 1);
+	cr_assert_geq(p.poll_until, w + ARRIVE_LATE,
+		      "open past the wake for the machine's lateness, more than an eighth of "
+		      "the period: %lu",
+		      (unsigned long)(p.poll_until - w));
 }
