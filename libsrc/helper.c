@@ -255,6 +255,8 @@ static void execute(struct rto_req *r)
 	void *res = dns ? r->res : NULL;
 	if (res)
 		rto_resolver_take(res, &own_res);
+	if (dns) /* a numeric address leaves it alone: the caller's, not our last one */
+		h_errno = r->h_err;
 	errno = r->err;
 	int faulted = rto_signal_run_guarded(r);
 	r->err = errno;

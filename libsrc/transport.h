@@ -60,7 +60,7 @@ struct rto_req {
 	uint64_t sigmask;    /* caller's signal mask, for process-class calls */
 	char *dlerror;	     /* dlopen/dlclose: the worker's dlerror(), copied */
 	void *res;	     /* DNS calls: the caller's resolver state (resolver.c), or NULL */
-	int h_err;	     /* h_errno of a DNS call: its other errno, thread-local too */
+	int h_err;	     /* h_errno of a DNS call, both ways (a call may leave it) */
 	int signo;	     /* SIGPIPE/SIGXFSZ the call raised, for the caller to take */
 	unsigned char route; /* the caller's route before the call, restored if cancelled */
 } __attribute__((aligned(RTO_CACHELINE)));

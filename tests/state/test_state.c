@@ -4,7 +4,8 @@
  *  - the caller's uselocale() locale: printf's decimal point and %'d
  *    grouping, and %m's message language, come from the caller's locale
  *    object, not the helper's;
- *  - h_errno after gethostbyname() of a name that does not exist;
+ *  - h_errno after gethostbyname(): set by a failure, and left as the caller
+ *    had it by a numeric address;
  *  - the resolver state (_res): a thread that points its own at a name
  *    server of the test's has its offloaded lookups sent there;
  *  - errno: unchanged by successful calls, as a direct call leaves it.
@@ -143,7 +144,7 @@ static void resolver_job(void *arg)
 {
 	struct resolver *r = arg;
 
-	h_errno = -7; /* a sentinel the call must replace */
+	h_errno = -7; /* a sentinel: the call replaces it, or leaves it (a numeric address) */
 	r->found = gethostbyname(r->name) != NULL;
 	r->herr = h_errno;
 }
@@ -174,6 +175,14 @@ Test(state, h_errno_comes_back_from_gethostbyname, .timeout = TEST_TIMEOUT)
 	resolve(1, "localhost", &m);
 	cr_expect(d.found && m.found, "localhost: direct %d marked %d", d.found, m.found);
 	cr_expect_eq(m.herr, d.herr, "after a success: h_errno %d, direct %d", m.herr, d.herr);
+
+	/* A numeric address never reaches NSS: glibc leaves h_errno as the caller had it,
+	 * not as the helper thread last had it. */
+	resolve(0, "127.0.0.1", &d);
+	resolve(1, "127.0.0.1", &m);
+	cr_expect(d.found && m.found, "127.0.0.1: direct %d marked %d", d.found, m.found);
+	cr_expect_eq(d.herr, -7, "the direct call set h_errno (%d): no baseline", d.herr);
+	cr_expect_eq(m.herr, d.herr, "a numeric address: h_errno %d, direct %d", m.herr, d.herr);
 }
 
 /* ---- the resolver state ------------------------------------------------------------- */
