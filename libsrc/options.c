@@ -44,6 +44,7 @@ struct key {
 	uint64_t lo, hi;
 	const struct word *words; /* NULL-terminated */
 	const char *accepts;	  /* the error says "expected <accepts>" */
+	const char *does;	  /* rtoffload check: what the key does, one line */
 };
 
 static void *field(struct rto_options *o, size_t off)
@@ -337,79 +338,117 @@ static const struct word prio_words[] = {
 #define NUMBER_FN(f) _Generic(FTYPE(f), uint64_t: parse_u64, unsigned: parse_uint, int: parse_int)
 /* clang-format on */
 
-#define NUMBER(f, min, max, what)                                                           \
+#define NUMBER(f, min, max, what, means)                                                    \
 	{                                                                                   \
 		.name = #f, .parse = NUMBER_FN(f), .off = OFF(f), .lo = (min), .hi = (max), \
-		.accepts = (what)                                                           \
+		.accepts = (what), .does = (means)                                          \
 	}
-#define WORDS(f, list, what)                                                                       \
-	{                                                                                          \
-		.name = #f, .parse = parse_word, .off = OFF(f), .words = (list), .accepts = (what) \
+#define WORDS(f, list, what, means)                                              \
+	{                                                                        \
+		.name = #f, .parse = parse_word, .off = OFF(f), .words = (list), \
+		.accepts = (what), .does = (means)                               \
 	}
-#define CPUS(f)                                                                       \
+#define CPUS(f, means)                                                                \
 	{                                                                             \
 		.name = #f, .parse = parse_cpus, .off = OFF(f), .flag = OFF(f##_set), \
-		.accepts = "a CPU list like 1,4-7 (CPUs below " STR(CPU_SETSIZE) ")"  \
+		.accepts = "a CPU list like 1,4-7 (CPUs below " STR(CPU_SETSIZE) ")", \
+		.does = (means)                                                       \
 	}
-#define PATH(f)                                                                  \
-	{                                                                        \
-		.name = #f, .parse = parse_path, .off = OFF(f), .hi = SIZEOF(f), \
-		.accepts = "a path shorter than " STR(PATH_MAX) " bytes"         \
+#define PATH(f, means)                                                                    \
+	{                                                                                 \
+		.name = #f, .parse = parse_path, .off = OFF(f), .hi = SIZEOF(f),          \
+		.accepts = "a path shorter than " STR(PATH_MAX) " bytes", .does = (means) \
 	}
 
 /* A key with a parser of its own. */
-#define KEY(n, fn, min, max, list, what)                                               \
+#define KEY(n, fn, min, max, list, what, means)                                        \
 	{                                                                              \
 		.name = (n), .parse = (fn), .lo = (min), .hi = (max), .words = (list), \
-		.accepts = (what)                                                      \
+		.accepts = (what), .does = (means)                                     \
 	}
 
 static const struct key keys[] = {
-	CPUS(rt_cpus),
-	CPUS(helper_cpus),
+	CPUS(rt_cpus, "the CPUs reserved for realtime threads: helpers avoid them"),
+	CPUS(helper_cpus, "the CPUs the helper threads are pinned to"),
 	KEY("helper_priority", parse_prio, 1, 99, prio_words,
-	    "a SCHED_FIFO priority from 1 to 99, inherit or none"),
-	NUMBER(workers, 1, 64, "a whole number from 1 to 64"),
-	WORDS(mode, modes, "offload or strict"),
-	NUMBER(spin_ns, 0, UINT64_C(10000000000), "a whole number from 0 to 10000000000"),
-	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000"),
-	WORDS(helper_wake, helper_wake_words, "predict or idle"),
-	NUMBER(stats, 0, 1, "0 or 1"),
-	PATH(stats_file),
-	PATH(policy_file),
-	PATH(report_path),
-	PATH(suppressions),
+	    "a SCHED_FIFO priority from 1 to 99, inherit or none",
+	    "helper scheduling: SCHED_FIFO N, inherit (each call at its caller's priority) "
+	    "or none (SCHED_OTHER)"),
+	NUMBER(workers, 1, 64, "a whole number from 1 to 64",
+	       "how many helper threads serve the calls"),
+	WORDS(mode, modes, "offload or strict",
+	      "offload (run calls on a helper) or strict (refuse them with EPERM) for threads "
+	      "that did not choose"),
+	NUMBER(spin_ns, 0, UINT64_C(10000000000), "a whole number from 0 to 10000000000",
+	       "how long a waiting caller spins before it sleeps on a futex"),
+	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000",
+	       "how long an idle helper polls before it sleeps (latency vs. a busy "
+	       "housekeeping CPU); with helper_wake=predict, only for calls it cannot foresee"),
+	WORDS(helper_wake, helper_wake_words, "predict or idle",
+	      "predict: helpers learn each marked thread's period and poll only around its "
+	      "next calls; idle: they poll helper_idle_us after each call"),
+	NUMBER(stats, 0, 1, "0 or 1", "a table of the calls on stderr at exit"),
+	PATH(stats_file, "the same as JSON into this file (%p: the pid)"),
+	PATH(policy_file, "the policy= rules, read from a file"),
+	PATH(report_path, "where warn/strict/fault reports go"),
+	PATH(suppressions, "reports to leave out, sanitizer style"),
 	KEY("policy", parse_policy, 0, 0, NULL,
 	    "a comma list of NAME:HANDLING, NAME a call, a class or SYS_name, "
-	    "HANDLING offload, local, strict, warn or async"),
-	WORDS(on_strict, on_strict_words, "errno, signal or abort"),
-	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000"),
-	NUMBER(report_offloads, 0, 1, "0 or 1"),
-	NUMBER(mlock, 0, 1, "0 or 1"),
-	NUMBER(async_ring_kb, 4, 1048576, "a whole number of KiB from 4 to 1048576"),
-	WORDS(async_full, async_full_words, "wait or sync"),
+	    "HANDLING offload, local, strict, warn or async",
+	    "per class, call or system call: offload, local, strict, warn or async"),
+	WORDS(on_strict, on_strict_words, "errno, signal or abort",
+	      "what a refused call also does: errno, signal (SIGXCPU) or abort"),
+	NUMBER(report_max, 0, 1000000, "a whole number from 0 to 1000000",
+	       "at most this many reports; later events are only counted"),
+	NUMBER(report_offloads, 0, 1, "0 or 1",
+	       "attribute every offload to its call site (a backtrace per call)"),
+	NUMBER(mlock, 0, 1, "0 or 1",
+	       "mlockall() at load: no page faults later (needs RLIMIT_MEMLOCK or "
+	       "CAP_IPC_LOCK)"),
+	NUMBER(async_ring_kb, 4, 1048576, "a whole number of KiB from 4 to 1048576",
+	       "each marked thread's ring for async writes"),
+	WORDS(async_full, async_full_words, "wait or sync",
+	      "a full async ring waits for the helper, or writes synchronously"),
 	KEY("async_path", parse_async_path, 0, 0, NULL,
 	    "a comma list of absolute path prefixes (at most " STR(
-		    ASYNC_PATHS_MAX) ", "
-				     "1023 bytes in all)"),
-	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536"),
+		    ASYNC_PATHS_MAX) ", 1023 bytes in all)",
+	    "files under these paths are written asynchronously"),
+	NUMBER(prefault_stack_kb, 0, 65536, "a whole number of KiB from 0 to 65536",
+	       "touch this much stack when a thread is marked"),
 	{.name = "malloc",
 	 .parse = parse_word,
 	 .off = OFF(malloc_mode),
 	 .words = malloc_words,
-	 .accepts = "glibc or pool"},
-	NUMBER(pool_kb, 64, 1048576, "a whole number of KiB from 64 to 1048576"),
-	WORDS(pool_full, pool_full_words, "fallback, fail or abort"),
-	WORDS(pool_fork, pool_fork_words, "copy or drop"),
-	NUMBER(prefault_heap_kb, 0, 1048576, "a whole number of KiB from 0 to 1048576"),
+	 .accepts = "glibc or pool",
+	 .does = "how a marked thread allocates: glibc (the next allocator) or pool (its own "
+		 "prefaulted, locked, O(1) pool)"},
+	NUMBER(pool_kb, 64, 1048576, "a whole number of KiB from 64 to 1048576",
+	       "malloc=pool: each marked thread's pool"),
+	WORDS(pool_full, pool_full_words, "fallback, fail or abort",
+	      "malloc=pool, no block left: fall back to the next allocator, fail with ENOMEM, "
+	      "or abort"),
+	WORDS(pool_fork, pool_fork_words, "copy or drop",
+	      "malloc=pool, fork(): the child gets a copy of every pool, or only the forking "
+	      "thread's"),
+	NUMBER(prefault_heap_kb, 0, 1048576, "a whole number of KiB from 0 to 1048576",
+	       "malloc=glibc with mlock=1: this much of the marked thread's arena allocated, "
+	       "written and freed at its mark, and never trimmed"),
 	KEY("fd_local", parse_fd_local, 0, 0, NULL,
-	    "a comma list of pipe, socket, anon, tmpfs, chr, or none"),
-	NUMBER(verbosity, 0, 2, "0, 1 or 2"),
-	NUMBER(live, 0, 1, "0 or 1"),
-	WORDS(backstop, backstop_words, "on or off"),
-	NUMBER(report_traps, 0, 1, "0 or 1"),
+	    "a comma list of pipe, socket, anon, tmpfs, chr, or none",
+	    "descriptor kinds whose read/write run on the caller"),
+	NUMBER(verbosity, 0, 2, "0, 1 or 2",
+	       "what the library says on stderr: where helpers run, what was dropped"),
+	NUMBER(live, 0, 1, "0 or 1",
+	       "the live view for rtoffload stat/top (/dev/shm/rtoffload.PID)"),
+	WORDS(backstop, backstop_words, "on or off",
+	      "Syscall User Dispatch: every system call a marked thread makes behind the "
+	      "library's back traps and is decided by the system-call table"),
+	NUMBER(report_traps, 0, 1, "0 or 1",
+	       "report each new call site whose system call trapped, with a backtrace"),
 	KEY("mark", parse_mark, 0, 0, NULL,
-	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")"),
+	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")",
+	    "marks threads without the API: none, main, all, rt (SCHED_FIFO/RR), cpus "
+	    "(affinity inside rt_cpus), name:GLOB"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -539,6 +578,14 @@ static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg 
  * segment only when what follows it up to the next ':' has an '=', i.e.
  * looks like the next key; a quoted value (key="a:b") hides its ':' too.
  */
+const char *rto_options_does(const char *key, size_t n)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(keys[i].name) == n && !memcmp(keys[i].name, key, n))
+			return keys[i].does;
+	return NULL;
+}
+
 const char *rto_options_segment_end(const char *s)
 {
 	const char *eq = s + strcspn(s, ":=");

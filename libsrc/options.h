@@ -95,5 +95,7 @@ RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
 RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
 /* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
 RTO_HIDDEN const char *rto_options_segment_end(const char *s);
+/* What the key of n bytes at `key` does, one line (rtoffload check); NULL: no such key. */
+RTO_HIDDEN const char *rto_options_does(const char *key, size_t n);
 
 #endif /* RTO_OPTIONS_H */

@@ -21,42 +21,6 @@
 
 #define LIST_MAX 512
 
-/* What each key does when it is not at its default; one line each. */
-static const struct {
-	const char *key, *does;
-} meaning[] = {
-	{"mark", "marks threads without the API: none, main, all, rt (SCHED_FIFO/RR), cpus "
-		 "(affinity inside rt_cpus), name:GLOB"},
-	{"rt_cpus", "the CPUs reserved for realtime threads: helpers avoid them"},
-	{"helper_cpus", "the CPUs the helper threads are pinned to"},
-	{"helper_priority", "helper scheduling: SCHED_FIFO N, inherit (each call at its "
-			    "caller's priority) or none (SCHED_OTHER)"},
-	{"workers", "how many helper threads serve the calls"},
-	{"mode", "offload (run calls on a helper) or strict (refuse them with EPERM) for "
-		 "threads that did not choose"},
-	{"spin_ns", "how long a waiting caller spins before it sleeps on a futex"},
-	{"helper_idle_us", "how long an idle helper polls before it sleeps (latency vs. a "
-			   "busy housekeeping CPU)"},
-	{"stats", "a table of the calls on stderr at exit"},
-	{"stats_file", "the same as JSON into this file (%p: the pid)"},
-	{"live", "the live view for rtoffload stat/top (/dev/shm/rtoffload.PID)"},
-	{"verbosity", "what the library says on stderr: where helpers run, what was dropped"},
-	{"policy", "per class or call: offload, local, strict, warn or async"},
-	{"policy_file", "the same rules, read from a file"},
-	{"on_strict", "what a refused call also does: errno, signal (SIGXCPU) or abort"},
-	{"report_path", "where warn/strict/fault reports go"},
-	{"report_max", "at most this many reports; later events are only counted"},
-	{"report_offloads", "attribute every offload to its call site (a backtrace per call)"},
-	{"suppressions", "reports to leave out, sanitizer style"},
-	{"fd_local", "descriptor kinds whose read/write run on the caller"},
-	{"async_ring_kb", "each marked thread's ring for async writes"},
-	{"async_full", "a full async ring waits for the helper, or writes synchronously"},
-	{"async_path", "files under these paths are written asynchronously"},
-	{"mlock", "mlockall() at load: no page faults later (needs RLIMIT_MEMLOCK or "
-		  "CAP_IPC_LOCK)"},
-	{"prefault_stack_kb", "touch this much stack when a thread is marked"},
-};
-
 static void row(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void row(const char *label, const char *fmt, ...)
 {
@@ -86,14 +50,9 @@ static void print_each_option(const char *text)
 		if (end == s)
 			continue;
 		size_t n = (size_t)(end - s), kn = strcspn(s, "=");
-		const char *does = "unknown key";
+		const char *does = rto_options_does(s, kn < n ? kn : n);
 
-		if (kn > n)
-			kn = n;
-		for (size_t i = 0; i < sizeof(meaning) / sizeof(meaning[0]); i++)
-			if (strlen(meaning[i].key) == kn && !strncmp(meaning[i].key, s, kn))
-				does = meaning[i].does;
-		printf("    %.*s\n        %s\n", (int)n, s, does);
+		printf("    %.*s\n        %s\n", (int)n, s, does ? does : "unknown key");
 		any = 1;
 	}
 	if (!any)

@@ -272,6 +272,19 @@ expect "check shows the library's line" 1 "$(grep -c "no wrapped call or class n
 run "$launcher" --options x -- true
 expect "--options outside check: usage error" 2 "$status"
 
+# Every key the library accepts is explained by check, and an unknown one
+# is called so.  The keys are the library's own list, from its error line.
+run "$launcher" check --options "no_such_key=1"
+expect "check --options no_such_key=1: 78" 78 "$status"
+expect "check calls no_such_key unknown" 1 "$(grep -A1 '^    no_such_key=1$' "$tmp/out" | grep -c '^        unknown key$')"
+keys=$(sed -n "s/.*unknown key 'no_such_key' (keys: \(.*\))\$/\1/p" "$tmp/out" | tr -d ',')
+expect "check shows the library's list of keys" 1 "$(test -n "$keys" && echo 1)"
+for k in $keys; do # a value in $tmp: stats_file= and report_path= write there
+	run "$launcher" check --options "$k=$tmp/x"
+	expect "check explains $k" 1 \
+		"$(grep -A1 "^    $k=$tmp/x\$" "$tmp/out" | grep -v '^    [^ ]' | grep -vc '^        unknown key$')"
+done
+
 echo
 if [ "$failed" -ne 0 ]; then
 	echo "$failed test(s) failed"
