@@ -230,7 +230,14 @@ static void execute(struct rto_req *r)
 {
 	sigset_t all, caller;
 	int process = r->fn->flags & RTO_F_SIGMASK;
+	struct rto_running *me = &rto_q->running[rto_helper_index];
 
+	/*
+	 * Say so before taking a lower caller's priority: an idle worker of a
+	 * higher one on this CPU, woken meanwhile, preempts us right there,
+	 * and must then poll below us (idle_priority), not stall this call.
+	 */
+	CMM_STORE_SHARED(me->in_call, 1);
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(r->prio);
 	else if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
@@ -245,7 +252,6 @@ static void execute(struct rto_req *r)
 		rto_stream_borrow(r->stream);
 
 	/* The caller may interrupt us (transport.c's kick finds us here). */
-	struct rto_running *me = &rto_q->running[rto_helper_index];
 	CMM_STORE_SHARED(me->req, r);
 	/* Only a thread with a locale of its own sends it: TLS writes, no syscall. */
 	locale_t own = (r->flags & RTO_RQ_LOCALE) ? uselocale((locale_t)r->locale) : NULL;
@@ -289,6 +295,7 @@ static void execute(struct rto_req *r)
 	 */
 	CMM_STORE_SHARED(me->req, NULL);
 	publish(r);
+	CMM_STORE_SHARED(me->in_call, 0);
 }
 
 /* ---- the worker loop ------------------------------------------------------ */
@@ -306,17 +313,17 @@ static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst)
 }
 
 /*
- * Another worker is inside a call: its row of q->running, which it writes
- * anyway for a kick, says so.  No counter that every call would change
- * with two atomics on the worker's path; the rows are read only here, by
- * an idle worker about to poll or sleep, a few lines.
+ * Another worker is inside a call: its row of q->running says so (plain
+ * stores to a line only it writes; no counter that every call would
+ * change with two atomics).  The rows are read only here, by an idle
+ * worker about to poll or sleep, and once per polling round.
  */
 static int another_in_call(struct rto_queue *q)
 {
 	unsigned n = rto_opt.workers < RTO_WORKERS_MAX ? rto_opt.workers : RTO_WORKERS_MAX;
 
 	for (unsigned i = 0; i < n; i++)
-		if (i != rto_helper_index && CMM_LOAD_SHARED(q->running[i].req))
+		if (i != rto_helper_index && CMM_LOAD_SHARED(q->running[i].in_call))
 			return 1;
 	return 0;
 }
@@ -325,17 +332,19 @@ static int another_in_call(struct rto_queue *q)
  * The priority an idle worker polls at.  inherit: the ceiling, so that a
  * realtime caller's wake-up is not starved by whatever runs on the
  * housekeeping CPU; execute() then drops to the caller's own priority for
- * the call.  But not while another worker is inside a call (maybe at a
- * lower caller's priority, on this same CPU): polling above it would
- * stall that call.
+ * the call.  fixed: helper_priority.  But not while another worker is
+ * inside a call (at a lower caller's priority, or at the same one and
+ * blocked in the kernel, on this same CPU): SCHED_FIFO polling above it,
+ * or beside it, would stall that call until the polling budget ran out
+ * (pollcap.c: up to 47.5 ms).
  */
 static int idle_priority(struct rto_queue *q)
 {
+	if (rto_opt.helper_prio_mode == RTO_PRIO_NONE || another_in_call(q))
+		return 0;
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		return another_in_call(q) ? 0 : CMM_LOAD_SHARED(prio_ceiling);
-	if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
-		return rto_opt.helper_prio;
-	return 0;
+		return CMM_LOAD_SHARED(prio_ceiling);
+	return rto_opt.helper_prio;
 }
 
 /*
@@ -349,11 +358,10 @@ static int idle_priority(struct rto_queue *q)
  */
 static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *watch, uint64_t was)
 {
-	int prio = idle_priority(q);
 	uint64_t now = rto_now_ns(), last = now;
 
 	if (rto_opt.helper_prio_mode != RTO_PRIO_NONE)
-		set_priority(rto_pollcap_allows(&q->predict, now, 0) ? prio : 0);
+		set_priority(rto_pollcap_allows(&q->predict, now, 0) ? idle_priority(q) : 0);
 	do {
 		for (int i = 0; i < 256; i++) {
 			if (CMM_LOAD_SHARED(q->head.node.next) || CMM_LOAD_SHARED(q->pending))
@@ -367,8 +375,10 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 		}
 		now = rto_now_ns();
 		if (rto_opt.helper_prio_mode != RTO_PRIO_NONE) {
+			/* Again each round: a worker that entered a call since runs below us. */
 			uint64_t rt = rto_helper_prio > 0 ? now - last : 0;
-			set_priority(rto_pollcap_allows(&q->predict, now, rt) ? prio : 0);
+			set_priority(rto_pollcap_allows(&q->predict, now, rt) ? idle_priority(q)
+									      : 0);
 		}
 		last = now;
 	} while (now < deadline);

@@ -151,10 +151,11 @@ struct rto_queue {
 		struct rto_req req;
 		const void *holder; /* the thread's mark (transport.c), NULL: free */
 	} slots[RTO_SLOTS];
-	/* Each worker's call in progress, for a caller's kick (helper.c). */
+	/* Each worker's call in progress, for a caller's kick and the idle priority (helper.c). */
 	struct __attribute__((aligned(RTO_CACHELINE))) rto_running {
 		const struct rto_req *req; /* written by its worker only */
 		int32_t tid;
+		int32_t in_call; /* from before it takes the caller's priority to its publish */
 	} running[RTO_WORKERS_MAX];
 };
 

@@ -31,6 +31,12 @@
  * each call appends its priority to one file, so the file is the order in
  * which the helper ran them.
  *
+ * Beside a call: two workers on one CPU, one inside a blocked call; the
+ * other polls after another thread's call.  It must poll at SCHED_OTHER
+ * while the call lasts (a SCHED_FIFO spinner above or beside it would
+ * keep the call from its CPU once it can go on), and at SCHED_FIFO again
+ * after.  Observed in /proc, no timing.
+ *
  * These need other options than this file's, so they run as scenarios.
  */
 #include "harness.h"
@@ -446,6 +452,127 @@ static void blocker_job(void *arg)
 	struct blocker *b = arg;
 
 	b->ret = open(b->fifo, O_RDONLY | O_CLOEXEC);
+}
+
+/* ---- an idle worker beside a call -------------------------------------------------- */
+
+static void one_call_job(void *arg)
+{
+	int *fd = arg;
+
+	*fd = open("/dev/null", O_WRONLY | O_CLOEXEC); /* offloaded: the other worker runs it */
+}
+
+/* Up to WAIT_S for tid to be running (polling) at `policy`: 1, or 0 (*seen: the last). */
+static int wait_polling_at(pid_t tid, int policy, int *seen)
+{
+	char state;
+	int prio;
+
+	for (int i = 0; i < (int)(WAIT_S * 1000); i++) {
+		if (task_sched(tid, &state, seen, &prio) == 0 && *seen == policy && state == 'R')
+			return 1;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* tid stays at `policy` over n looks 1 ms apart (pollcap.c's period is 100 ms): 1, or 0. */
+static int stays_at(pid_t tid, int policy, int n, int *seen)
+{
+	char state;
+	int prio;
+
+	for (int i = 0; i < n; i++) {
+		if (task_sched(tid, &state, seen, &prio) != 0 || *seen != policy)
+			return 0;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	return 1;
+}
+
+/*
+ * Two workers on one CPU, one inside a call (an open of a FIFO, blocked),
+ * the other polling after a second thread's call.  The poller must poll
+ * at SCHED_OTHER while the call lasts, or the call, once its FIFO opens,
+ * waits for a CPU that a SCHED_FIFO spinner holds (until the polling
+ * budget runs out, 47.5 ms).  After the call, it polls at SCHED_FIFO
+ * again (a realtime caller's next call is not left to SCHED_OTHER).
+ */
+SCENARIO(poll_beside_a_call)
+{
+	const char *dir = getenv("SC_DIR");
+	char fifo[PATH_MAX];
+	struct test_thread tb;
+	struct blocker b;
+	pid_t h[8], other = 0;
+	int fd = -1, policy = -1;
+
+	if (!dir)
+		return 100;
+	path_join(fifo, dir, "fifo");
+	if (mkfifo(fifo, 0600) != 0)
+		return 101;
+	b.fifo = fifo;
+	if (thread_start(&tb, blocker_job, &b, TH_MARK | TH_PIN_RT, 0) != 0)
+		return 102;
+	pid_t in_call = wait_helper_in_syscall(SYS_openat, AT_FDCWD);
+	if (!in_call || thread_run(one_call_job, &fd, TH_MARK | TH_PIN_RT, CALLER_PRIO) != 0 ||
+	    fd < 0)
+		return 103;
+	int n = helper_tids(h, 8);
+	for (int i = 0; i < n; i++)
+		if (h[i] != in_call)
+			other = h[i];
+	if (n != 2 || !other)
+		return 104;
+	/*
+	 * Once it polls at SCHED_OTHER (it may still be finishing the call
+	 * at SCHED_FIFO), it stays there: the old code polled at SCHED_FIFO
+	 * and dropped only while over its polling budget, 52.5 ms of 100.
+	 */
+	int below = wait_polling_at(other, SCHED_OTHER, &policy) &&
+		    stays_at(other, SCHED_OTHER, 300, &policy);
+	say("beside_call_policy=%d", policy);
+	int w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC); /* ends the call */
+	if (w < 0 || thread_join(&tb) != 0 || b.ret < 0)
+		return 105;
+	/* Still polling (helper_idle_us: 10 s), now at SCHED_FIFO. */
+	int back = below && wait_polling_at(other, SCHED_FIFO, &policy);
+	say("after_call_policy=%d", policy);
+	close(w);
+	close(fd);
+	return below && back ? 0 : 1;
+}
+
+static void poll_beside_a_call(const char *prio_mode)
+{
+	char dir[PATH_MAX], envdir[PATH_MAX + 8], opts[256], st[64];
+	struct proc p;
+
+	tmp_make(dir);
+	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
+	snprintf(opts, sizeof(opts),
+		 "RTOFFLOAD_OPTIONS=workers=2:helper_cpus=0:helper_wake=idle:"
+		 "helper_idle_us=10000000:live=0:fd_local=none:helper_priority=%s",
+		 prio_mode);
+	char *env[] = {envdir, opts, NULL};
+	cr_assert_eq(run_scenario("poll_beside_a_call", env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
+		  "helper_priority=%s: %s; the idle worker polled at policy %ld beside the call "
+		  "(SCHED_OTHER %d expected), then at %ld (SCHED_FIFO %d expected); %s",
+		  prio_mode, status_str(p.status, st, sizeof(st)),
+		  kv(p.out, "beside_call_policy", -1), SCHED_OTHER,
+		  kv(p.out, "after_call_policy", -1), SCHED_FIFO, p.err);
+	tmp_remove(dir);
+}
+
+Test(priority, an_idle_worker_polls_below_a_call_on_its_cpu, .timeout = TEST_TIMEOUT)
+{
+	poll_beside_a_call("inherit");
+	poll_beside_a_call("30");
 }
 
 SCENARIO(order)
