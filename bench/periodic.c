@@ -5,7 +5,8 @@
  * A SCHED_FIFO 80 thread on the realtime CPU, marked, wakes on an absolute
  * clock and makes 1 or 3 offloaded 64-byte writes to /dev/null
  * (fd_local=none) per cycle: 1 kHz, 10 kHz, and 1 kHz with the period
- * drawn in +-20% each cycle.  Three helper configurations, one after the
+ * drawn in +-20% each cycle; and two 1 kHz loops on that CPU, FIFO 80 and
+ * 79, half a period apart, one call each.  Three helper configurations, one after the
  * other for each loop (the same run, the same moment's machine):
  *   defaults     helper_wake=predict
  *   polling      helper_wake=idle:helper_idle_us=10000000 (never sleeps)
@@ -25,6 +26,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +37,12 @@
 
 static const struct loop {
 	const char *name;
-	unsigned period_us, calls, jitter_pct;
+	unsigned period_us, calls, jitter_pct, threads; /* threads: loops side by side */
 } loops[] = {
-	{"1kHz-1call", 1000, 1, 0},	  {"1kHz-3calls", 1000, 3, 0},
-	{"10kHz-1call", 100, 1, 0},	  {"10kHz-3calls", 100, 3, 0},
-	{"1kHz+-20%-1call", 1000, 1, 20}, {"1kHz+-20%-3calls", 1000, 3, 20},
+	{"1kHz-1call", 1000, 1, 0, 1},	     {"1kHz-3calls", 1000, 3, 0, 1},
+	{"10kHz-1call", 100, 1, 0, 1},	     {"10kHz-3calls", 100, 3, 0, 1},
+	{"1kHz+-20%-1call", 1000, 1, 20, 1}, {"1kHz+-20%-3calls", 1000, 3, 20, 1},
+	{"2x1kHz-1call", 1000, 1, 0, 2},
 };
 
 static const struct column {
@@ -54,7 +57,7 @@ static const struct column {
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 /* xorshift64: the jitter needs no quality, only no system call. */
-static uint64_t rnd_state = 88172645463325252ull;
+static __thread uint64_t rnd_state = 88172645463325252ull; /* each loop its own */
 static uint64_t rnd(void)
 {
 	rnd_state ^= rnd_state << 13;
@@ -63,57 +66,120 @@ static uint64_t rnd(void)
 	return rnd_state;
 }
 
-/* --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES" */
-static int child_loop(void)
-{
-	unsigned period_us = 1000, calls = 1, jitter = 0;
-	unsigned long cycles = 1000;
-	char buf[64] = {0};
+/* One loop's thread: its period, its phase, its samples. */
+struct loop_thread {
+	unsigned period_us, calls, jitter;
+	unsigned long warm, cycles;
+	struct timespec start; /* its first wake is one period after */
+	int fd;
 	struct h_samples s;
+	uint64_t cpu0, t0; /* the first loop's: the measured cycles' start */
+	int first, failed;
+};
+
+static void add_ns(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L)
+		t->tv_nsec -= 1000000000L, t->tv_sec++;
+}
+
+static void *run_loop(void *arg)
+{
+	struct loop_thread *l = arg;
+	struct timespec next = l->start;
+	char buf[64] = {0};
 	int nthreads;
 
-	if (sscanf(h_opt.arg, "%u,%u,%u,%lu", &period_us, &calls, &jitter, &cycles) != 4)
+	if (rt_offload_mark_thread() != 0) {
+		l->failed = 1;
+		return NULL;
+	}
+	for (unsigned long i = 0; i < l->warm + l->cycles; i++) {
+		long ns = (long)l->period_us * 1000;
+		if (l->jitter)
+			ns += (long)(rnd() % (2 * (uint64_t)ns * l->jitter / 100 + 1)) -
+			      ns * (long)l->jitter / 100;
+		add_ns(&next, ns);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (i == l->warm && l->first) {
+			l->cpu0 = h_threads_cpu_ns("rtoffload", &nthreads);
+			l->t0 = h_now_ns();
+		}
+		for (unsigned k = 0; k < l->calls; k++) {
+			uint64_t a = h_ticks();
+			if (write(l->fd, buf, sizeof(buf)) != sizeof(buf))
+				l->failed = 1;
+			if (i >= l->warm)
+				h_sample(&l->s, h_ticks() - a);
+		}
+	}
+	rt_offload_unmark_thread();
+	return NULL;
+}
+
+/*
+ * --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES[,LOOPS]": LOOPS 2 adds a second
+ * loop of the same period at SCHED_FIFO 79 on the same CPU, half a
+ * period out of phase (a control loop and a slower task beside it, both
+ * marked): the helpers must follow two rhythms.  The samples are both
+ * loops' calls.
+ */
+static int child_loop(void)
+{
+	unsigned period_us = 1000, calls = 1, jitter = 0, nloops = 1;
+	unsigned long cycles = 1000;
+	struct loop_thread l[2];
+	pthread_t second;
+	int nthreads;
+
+	if (sscanf(h_opt.arg, "%u,%u,%u,%lu,%u", &period_us, &calls, &jitter, &cycles, &nloops) <
+		    4 ||
+	    nloops < 1 || nloops > 2)
 		return 2;
 	unsigned long warm = cycles / 10 > 200 ? cycles / 10 : 200; /* the helpers learn */
-	h_samples_init(&s, cycles * calls);
 	h_lock_memory();
 	h_pin(h_opt.rt_cpu);
 	h_fifo(80);
 	int fd = open("/dev/null", O_WRONLY);
-	if (fd < 0 || !RT_OFFLOAD_AVAILABLE() || rt_offload_mark_thread() != 0) {
+	if (fd < 0 || !RT_OFFLOAD_AVAILABLE()) {
 		fprintf(stderr, "bench-periodic: cannot mark a thread (library not loaded?)\n");
 		return 1;
 	}
-	struct timespec next;
-	uint64_t cpu0 = 0, t0 = 0;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (unsigned long i = 0; i < warm + cycles; i++) {
-		long ns = (long)period_us * 1000;
-		if (jitter)
-			ns += (long)(rnd() % (2 * (uint64_t)ns * jitter / 100 + 1)) -
-			      ns * (long)jitter / 100;
-		next.tv_nsec += ns;
-		while (next.tv_nsec >= 1000000000L)
-			next.tv_nsec -= 1000000000L, next.tv_sec++;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		if (i == warm) {
-			cpu0 = h_threads_cpu_ns("rtoffload", &nthreads);
-			t0 = h_now_ns();
-		}
-		for (unsigned k = 0; k < calls; k++) {
-			uint64_t a = h_ticks();
-			if (write(fd, buf, sizeof(buf)) != sizeof(buf))
-				return 1;
-			if (i >= warm)
-				h_sample(&s, h_ticks() - a);
-		}
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned i = 0; i < nloops; i++) {
+		l[i] = (struct loop_thread){.period_us = period_us,
+					    .calls = calls,
+					    .jitter = jitter,
+					    .warm = warm,
+					    .cycles = cycles,
+					    .start = start,
+					    .fd = fd,
+					    .first = i == 0};
+		add_ns(&l[i].start, (long)i * period_us * 500); /* half a period apart */
+		h_samples_init(&l[i].s, cycles * calls);
 	}
-	uint64_t elapsed = h_now_ns() - t0;
+	if (nloops == 2 && h_thread_start(&second, run_loop, &l[1], h_opt.rt_cpu, 79) != 0)
+		return 1;
+	run_loop(&l[0]);
+	uint64_t elapsed = h_now_ns() - l[0].t0;
+	if (nloops == 2)
+		pthread_join(second, NULL);
 	uint64_t cpu1 = h_threads_cpu_ns("rtoffload", &nthreads);
-	rt_offload_unmark_thread();
-	h_samples_to_ns(&s);
-	h_send_samples("rtt", s.v, s.n);
-	h_send_value("helper_cpu_pct", 100.0 * (double)(cpu1 - cpu0) / (double)elapsed);
+	if (l[0].failed || (nloops == 2 && l[1].failed)) {
+		fprintf(stderr, "bench-periodic: a loop could not mark itself or write\n");
+		return 1;
+	}
+	struct h_samples all;
+	h_samples_init(&all, nloops * cycles * calls);
+	for (unsigned i = 0; i < nloops; i++) {
+		h_samples_to_ns(&l[i].s);
+		for (size_t k = 0; k < l[i].s.n; k++)
+			h_sample(&all, l[i].s.v[k]);
+	}
+	h_send_samples("rtt", all.v, all.n);
+	h_send_value("helper_cpu_pct", 100.0 * (double)(cpu1 - l[0].cpu0) / (double)elapsed);
 	h_send_value("fifo_refused", h_fifo_refused);
 	return 0;
 }
@@ -165,7 +231,8 @@ static struct cell run_cell(const struct loop *l, const struct column *c, unsign
 	struct cell out = {.ok = 0, .during_nap = -1, .bursts = -1};
 	char arg[64], stats[PATH_MAX], options[PATH_MAX + 128];
 
-	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu", l->period_us, l->calls, l->jitter_pct, cycles);
+	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu,%u", l->period_us, l->calls, l->jitter_pct, cycles,
+		 l->threads ? l->threads : 1);
 	snprintf(stats, sizeof(stats), "%s/periodic-stats.json", h_opt.tmp);
 	snprintf(options, sizeof(options), "%s:stats_file=%s", c->options, stats);
 	struct h_reply r = h_child_run("loop", arg, 1, options, timeout_s);
@@ -241,7 +308,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The long always-polling run: does a throttling stall show in its maximum? */
-	static const struct loop one_khz = {"1kHz-1call", 1000, 1, 0};
+	static const struct loop one_khz = {"1kHz-1call", 1000, 1, 0, 1};
 	unsigned long long_cycles = strcmp(h_opt.mode, "quick") == 0 ? 8000 : 30000;
 	struct cell poll_long = run_cell(&one_khz, &columns[1], long_cycles, 120);
 	printf("\n== %lu s always polling (helper_wake=idle:helper_idle_us=10000000), 1 kHz: a "
@@ -297,6 +364,7 @@ int main(int argc, char **argv)
 			hj_u64(&j, "period_us", loops[i].period_us);
 			hj_u64(&j, "calls_per_cycle", loops[i].calls);
 			hj_u64(&j, "jitter_pct", loops[i].jitter_pct);
+			hj_u64(&j, "loops_side_by_side", loops[i].threads);
 			for (size_t k = 0; k < NCOLUMNS; k++)
 				json_cell(&j, columns[k].name, &cells[i][k], columns[k].options);
 			hj_end(&j);
