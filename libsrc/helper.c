@@ -667,6 +667,7 @@ static int start_workers(struct rto_queue *q)
 		n = RTO_WORKERS_MAX;
 	choose_cpus(&cpus);
 	rto_pollcap_init();
+	rto_predict_configure(rto_opt.helper_idle_us * UINT64_C(1000));
 	worker_cpus = cpus; /* read by the workers, which start after this */
 	__cds_wfcq_init(&q->head, &q->tail);
 	/*

@@ -45,6 +45,12 @@
  * planning from the gaps, unless the word came later than that twice in
  * a row (a loop that computes before it sleeps).
  *
+ * Several periodic threads: the plan is the window of the one due first.
+ * A thread later than its window is still polled for as long as it would
+ * be alone (helper_idle_us, rto_predict_configure) before the helper naps
+ * until another's window.  Each thread's bursts are counted against its
+ * own last window.
+ *
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
  * whose gaps are irregular.
@@ -204,21 +210,21 @@ static unsigned late_bucket(uint64_t ns)
 }
 
 /* Where a periodic thread's burst began, against the window planned for it. */
-static void count_arrival(struct rto_predict *s, uint64_t t0)
+static void count_arrival(struct rto_predict *s, const struct rto_pattern *e, uint64_t t0)
 {
 	struct rto_predict_counts *c = &s->counts;
 
-	if (!s->plan_from)
+	if (!e->win_from)
 		return;
-	if (s->plan_hinted)
+	if (e->win_hinted)
 		c->hinted++;
-	if (t0 < s->plan_from)
+	if (t0 < e->win_from)
 		c->before_window++;
-	else if (t0 > s->plan_until)
+	else if (t0 > e->win_until)
 		c->after_window++;
 	else if (t0 >= s->slept_at && t0 < s->woke_at) {
 		c->nap_late++;
-		c->overrun_hist[late_bucket(t0 - s->plan_from)]++;
+		c->overrun_hist[late_bucket(t0 - e->win_from)]++;
 	} else
 		c->in_window++;
 }
@@ -235,7 +241,7 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		uint64_t lo, hi;
 		int regular = !first && periodic(e, &lo, &hi);
 		if (regular)
-			count_arrival(s, t0);
+			count_arrival(s, e, t0);
 		/*
 		 * It came while the polling helper slept: before the window
 		 * opened (the loop's own jitter) or in it, the nap not ended
@@ -285,10 +291,18 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 	rto_mutex_unlock(&s->lock);
 }
 
+/* Not in struct rto_predict: its page is wiped in a forked child, this is not. */
+static uint64_t late_grace_ns;
+
+void rto_predict_configure(uint64_t grace_ns)
+{
+	late_grace_ns = grace_ns;
+}
+
 int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 {
 	int kind = RTO_PLAN_NONE, overdue = 0, irregular = 0;
-	uint64_t best = UINT64_MAX;
+	uint64_t best = UINT64_MAX, grace_until = 0;
 
 	*p = (struct rto_plan){0}; /* no watch unless a plan sets one */
 	rto_mutex_lock(&s->lock);
@@ -389,9 +403,14 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		}
 		if (now > until) {
 			overdue = 1;
+			if (until + late_grace_ns > grace_until)
+				grace_until = until + late_grace_ns;
 			continue;
 		}
 		uint64_t from = next > lead ? next - lead : 0;
+		e->win_from = from;
+		e->win_until = until;
+		e->win_hinted = hinted;
 		if (from < best) {
 			best = from;
 			s->plan_from = from;
@@ -407,7 +426,21 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 	if (irregular)
 		return RTO_PLAN_NONE;
 	if (kind == RTO_PLAN_NONE && overdue)
-		return RTO_PLAN_SLEEP;
+		return RTO_PLAN_SLEEP; /* helper.c polls helper_idle_us, then sleeps */
+	/*
+	 * A loop later than its window, and another thread's window next:
+	 * poll on for the late one as long as it would get alone, not nap
+	 * through its burst until the other's window (two loops on a VM,
+	 * one woke 250 us late: its call paid a FUTEX_WAKE and a wake-up).
+	 * Through the other's window too if the grace reaches it.
+	 */
+	if (kind == RTO_PLAN_POLL && grace_until > now && p->sleep_until > now) {
+		if (grace_until < p->sleep_until) {
+			p->poll_until = grace_until;
+			p->linger = 1; /* not the window's: it neither hits nor misses */
+		}
+		p->sleep_until = 0;
+	}
 	return kind;
 }
 

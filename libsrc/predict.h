@@ -34,6 +34,8 @@ struct rto_pattern {
 	int hinted;	      /* its last burst came after a sleep it announced (wake_hint.h) */
 	unsigned word_slow;   /* bursts in a row whose next word took longer than the wait */
 	uint64_t word_judged; /* last_start of the burst word_slow last judged */
+	uint64_t win_from, win_until; /* the window last planned for its next burst */
+	int win_hinted;		      /* ... from its own word on its sleep */
 };
 
 /*
@@ -50,7 +52,7 @@ struct rto_predict {
 	uint64_t slept_at;		/* the predicting helper's last sleep began */
 	uint64_t woke_at;		/* ... and ended; UINT64_MAX while it sleeps */
 	uint64_t grows, shrinks, naps;	/* for the tests and the stats */
-	uint64_t plan_from, plan_until; /* the window last planned (for the counts below) */
+	uint64_t plan_from, plan_until; /* the window last chosen (of the next thread due) */
 	int plan_hinted;		/* ... from the thread's own word on its sleep */
 	/* How late hinted bursts came after the sleep they announced ended. */
 	uint32_t arrive[RTO_PRED_ARRIVES]; /* ns, a ring */
@@ -102,6 +104,12 @@ struct rto_plan {
  */
 RTO_HIDDEN void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst,
 				   uint64_t now);
+/*
+ * How long a loop later than its window is still polled for (helper.c:
+ * helper_idle_us, as a lone late loop gets), when another thread's window
+ * comes next.  Once, before the helpers start; 0 (the default): never.
+ */
+RTO_HIDDEN void rto_predict_configure(uint64_t late_grace_ns);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
 /* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */

@@ -15,7 +15,10 @@
  *    word after the thread's burst; a word of another thread's, or of a
  *    sleep that fits no burst, is not used; the window stays open past
  *    the wake for how late the thread came, at most an eighth of its
- *    period, but never less than the machine's own wake-up lateness.
+ *    period, but never less than the machine's own wake-up lateness;
+ *  - a loop later than its window is polled for as long as it would be
+ *    alone (helper_idle_us) before the helper naps until another loop's
+ *    window.
  * No real time passes: every instant is an argument.
  */
 #include "predict.c"
@@ -38,6 +41,7 @@ static void init(void)
 {
 	memset(&pred, 0, sizeof(pred));
 	pthread_mutex_init(&pred.lock, NULL);
+	rto_predict_configure(0);
 }
 
 /* The start of cycle k: a few microseconds of the loop's own jitter. */
@@ -411,4 +415,37 @@ Test(predict, a_fast_loop_as_late_as_the_machine_s_own_wake_ups_keeps_its_window
 		      "open past the wake for the machine's lateness, more than an eighth of "
 		      "the period: %lu",
 		      (unsigned long)(p.poll_until - w));
+}
+
+Test(predict, a_loop_later_than_its_window_is_polled_for_before_another_loop_s_window)
+{
+	const uint64_t grace = 200000; /* helper_idle_us=200 */
+	uint64_t t0 = T_BASE;
+	struct rto_plan p;
+
+	/* Two loops of one period, the second half a period after the first. */
+	for (unsigned k = 0; k < 40; k++, t0 += PERIOD) {
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+		rto_predict_served(&pred, KEY + 1, t0 + PERIOD / 2, 1, t0 + PERIOD / 2 + CALL_NS);
+	}
+	/* The first loop's burst, due at t0, has not come 100 us later: its window is over. */
+	uint64_t now = t0 + 100000;
+	cr_assert_eq(rto_predict_plan(&pred, now, &p), RTO_PLAN_POLL);
+	uint64_t other = p.sleep_until;
+	cr_assert(other > now && other < t0 + PERIOD / 2,
+		  "without a grace: a nap until the second loop's window (%lu after t0)",
+		  (unsigned long)(other - t0));
+
+	rto_predict_configure(grace);
+	cr_assert_eq(rto_predict_plan(&pred, now, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.sleep_until, 0, "no nap while the late loop may still come");
+	cr_assert(p.poll_until > now && p.poll_until < other,
+		  "polling for the late loop until %lu after t0, before the other's window",
+		  (unsigned long)(p.poll_until - t0));
+	cr_assert_eq(p.linger, 1, "not a window of its own: it neither hits nor misses");
+
+	/* Its grace over, the second loop's window as before. */
+	cr_assert_eq(rto_predict_plan(&pred, p.poll_until + 1, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.sleep_until, other);
+	cr_assert_eq(p.linger, 0);
 }
