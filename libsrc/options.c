@@ -383,7 +383,8 @@ static const struct key keys[] = {
 	       "how long a waiting caller spins before it sleeps on a futex"),
 	NUMBER(helper_idle_us, 0, 10000000, "a whole number from 0 to 10000000",
 	       "how long an idle helper polls before it sleeps (latency vs. a busy "
-	       "housekeeping CPU); with helper_wake=predict, only for calls it cannot foresee"),
+	       "housekeeping CPU); with helper_wake=predict, for calls it cannot foresee and "
+	       "loops later than their window"),
 	WORDS(helper_wake, helper_wake_words, "predict or idle",
 	      "predict: helpers learn each marked thread's period and poll only around its "
 	      "next calls; idle: they poll helper_idle_us after each call"),
