@@ -57,6 +57,8 @@
 static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
 static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
 static __thread unsigned rto_helper_index RTO_TLS; /* its row of q->running */
+/* predict.c's plan: the priority of the thread the poller waits for (0: none known). */
+static __thread int rto_helper_plan_prio RTO_TLS;
 /* A slot's request the polling loop claimed, for take() to run next. */
 static __thread struct rto_req *rto_helper_claimed RTO_TLS;
 
@@ -305,11 +307,12 @@ static void execute(struct rto_req *r)
  * the caller's next call never waits for this.  t0 is the low 32 bits of
  * the caller's clock at the call, made less than 4.2 s ago.
  */
-static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst)
+static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst, int prio)
 {
 	uint64_t now = rto_now_ns();
 
-	rto_predict_served(&q->predict, key, now - (uint32_t)((uint32_t)now - t0), burst, now);
+	rto_predict_served(&q->predict, key, now - (uint32_t)((uint32_t)now - t0), burst, now,
+			   prio);
 }
 
 /*
@@ -332,7 +335,11 @@ static int another_in_call(struct rto_queue *q)
  * The priority an idle worker polls at.  inherit: the ceiling, so that a
  * realtime caller's wake-up is not starved by whatever runs on the
  * housekeeping CPU; execute() then drops to the caller's own priority for
- * the call.  fixed: helper_priority.  But not while another worker is
+ * the call.  But while it follows a plan for one realtime thread
+ * (predict.c), that thread's priority: its call then finds the worker
+ * at its priority, with no sched_setscheduler before the call (a loop
+ * at FIFO 79 beside one at 80 paid 2-3 us a call for it).  fixed:
+ * helper_priority.  But not while another worker is
  * inside a call (at a lower caller's priority, or at the same one and
  * blocked in the kernel, on this same CPU): SCHED_FIFO polling above it,
  * or beside it, would stall that call until the polling budget ran out
@@ -342,8 +349,10 @@ static int idle_priority(struct rto_queue *q)
 {
 	if (rto_opt.helper_prio_mode == RTO_PRIO_NONE || another_in_call(q))
 		return 0;
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
-		return CMM_LOAD_SHARED(prio_ceiling);
+	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT) {
+		int ceiling = CMM_LOAD_SHARED(prio_ceiling), planned = rto_helper_plan_prio;
+		return planned > 0 && planned < ceiling ? planned : ceiling;
+	}
 	return rto_opt.helper_prio;
 }
 
@@ -444,6 +453,7 @@ static int wait_predicted(struct rto_queue *q)
 		 */
 		if (kind == RTO_PLAN_NONE || kind == RTO_PLAN_SLEEP)
 			return -1;
+		rto_helper_plan_prio = p.prio; /* idle_priority(): nap and poll at it */
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
 		if (poll_until(q, p.poll_until, p.hint, p.hint_was)) {
@@ -480,6 +490,7 @@ static void idle(struct rto_queue *q)
 	int polls = 0;
 	if (uatomic_add_return(&q->pollers, 1) == 1) {
 		int got = rto_opt.helper_wake == RTO_WAKE_PREDICT ? wait_predicted(q) : -1;
+		rto_helper_plan_prio = 0; /* no plan: the ceiling again */
 		polls = got < 0 ? poll_for_work(q) : got;
 	}
 	uatomic_add_return(&q->pollers, -1);
@@ -612,10 +623,10 @@ static void *worker_main(void *arg)
 		/* r is the caller's again once published: what predict.c learns, first. */
 		uint16_t key = r->key;
 		uint32_t t0 = r->t0;
-		int burst = r->flags & RTO_RQ_BURST;
+		int burst = r->flags & RTO_RQ_BURST, prio = r->prio;
 		execute(r);
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
-			learn(q, key, t0, burst);
+			learn(q, key, t0, burst, prio);
 	}
 	return NULL;
 }

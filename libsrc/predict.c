@@ -229,7 +229,8 @@ static void count_arrival(struct rto_predict *s, const struct rto_pattern *e, ui
 		c->in_window++;
 }
 
-void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst, uint64_t now)
+void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst, uint64_t now,
+			int prio)
 {
 	if (!key || !t0) /* the library's own notices: not a thread's pattern */
 		return;
@@ -284,6 +285,7 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 	} else {
 		e->calls_cur++;
 	}
+	e->prio = prio;
 	if (t0 > e->last_t0)
 		e->last_t0 = t0;
 	if (now > e->last_done)
@@ -303,6 +305,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 {
 	int kind = RTO_PLAN_NONE, overdue = 0, irregular = 0;
 	uint64_t best = UINT64_MAX, grace_until = 0;
+	int grace_prio = 0;
 
 	*p = (struct rto_plan){0}; /* no watch unless a plan sets one */
 	rto_mutex_lock(&s->lock);
@@ -317,6 +320,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;
+			p->prio = e->prio;
 			rto_mutex_unlock(&s->lock);
 			return RTO_PLAN_POLL;
 		}
@@ -340,6 +344,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = 0;
 			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
 			p->linger = 1;
+			p->prio = e->prio;
 			p->hint = &s->hint[e->key % RTO_PRED_HINTS];
 			p->hint_was = __atomic_load_n(p->hint, __ATOMIC_RELAXED);
 			rto_mutex_unlock(&s->lock);
@@ -405,6 +410,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			overdue = 1;
 			if (until + late_grace_ns > grace_until)
 				grace_until = until + late_grace_ns;
+			if (until + late_grace_ns > now && e->prio > grace_prio)
+				grace_prio = e->prio;
 			continue;
 		}
 		uint64_t from = next > lead ? next - lead : 0;
@@ -419,6 +426,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->sleep_until = from;
 			p->poll_until = until;
 			p->linger = 0;
+			p->prio = e->prio;
 			kind = RTO_PLAN_POLL;
 		}
 	}
@@ -440,6 +448,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 			p->linger = 1; /* not the window's: it neither hits nor misses */
 		}
 		p->sleep_until = 0;
+		if (grace_prio > p->prio)
+			p->prio = grace_prio;
 	}
 	return kind;
 }

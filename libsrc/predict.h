@@ -34,6 +34,7 @@ struct rto_pattern {
 	int hinted;	      /* its last burst came after a sleep it announced (wake_hint.h) */
 	unsigned word_slow;   /* bursts in a row whose next word took longer than the wait */
 	uint64_t word_judged; /* last_start of the burst word_slow last judged */
+	int prio;	      /* its last call's priority (SCHED_FIFO; 0: other) */
 	uint64_t win_from, win_until; /* the window last planned for its next burst */
 	int win_hinted;		      /* ... from its own word on its sleep */
 };
@@ -92,6 +93,7 @@ enum rto_plan_kind {
 struct rto_plan {
 	uint64_t sleep_until, poll_until;
 	int linger; /* polling for the next call of a burst, not a predicted window */
+	int prio;   /* the priority of the thread it waits for (0: none known, or SCHED_OTHER) */
 	/* Non-NULL: also stop polling when this word is no longer hint_was (a new hint). */
 	const uint64_t *hint;
 	uint64_t hint_was;
@@ -99,11 +101,11 @@ struct rto_plan {
 
 /*
  * A helper published, at now, key's call made at t0; burst: the caller's
- * first call of a burst (RTO_RQ_BURST).  After the publish, so that the
- * caller's call never waits for this bookkeeping.
+ * first call of a burst (RTO_RQ_BURST); prio: the caller's priority.  After the publish, so that
+ * the caller's call never waits for this bookkeeping.
  */
 RTO_HIDDEN void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst,
-				   uint64_t now);
+				   uint64_t now, int prio);
 /*
  * How long a loop later than its window is still polled for (helper.c:
  * helper_idle_us, as a lone late loop gets), when another thread's window

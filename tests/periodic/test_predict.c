@@ -18,7 +18,7 @@
  *    period, but never less than the machine's own wake-up lateness;
  *  - a loop later than its window is polled for as long as it would be
  *    alone (helper_idle_us) before the helper naps until another loop's
- *    window.
+ *    window; a plan carries the priority of the thread it waits for.
  * No real time passes: every instant is an argument.
  */
 #include "predict.c"
@@ -61,7 +61,7 @@ static uint64_t cycle(unsigned k, unsigned calls)
 
 	for (unsigned c = 0; c < calls; c++) {
 		done = t0 + CALL_NS;
-		rto_predict_served(&pred, KEY, t0, c == 0, done);
+		rto_predict_served(&pred, KEY, t0, c == 0, done, 0);
 		t0 = done + LATE_NEXT;
 	}
 	return done;
@@ -105,7 +105,7 @@ Test(predict, polls_for_the_rest_of_a_burst)
 	struct rto_plan p;
 
 	/* The first call of the next cycle: two more are due (as in the bursts before). */
-	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
 	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 1);
 	cr_assert_eq(p.sleep_until, 0, "no nap inside a burst");
@@ -123,7 +123,7 @@ Test(predict, a_burst_that_came_during_the_nap_widens_the_window)
 	rto_predict_sleeps(&pred, end + 1000);
 	/* The loop came before the nap ended (woke_at is not set yet). */
 	uint64_t early = p.sleep_until - 1000;
-	rto_predict_served(&pred, KEY, early, 1, early + CALL_NS);
+	rto_predict_served(&pred, KEY, early, 1, early + CALL_NS, 0);
 	cr_assert_eq(pred.grows, 1);
 	uint64_t grown = window + window / 4;
 	cr_assert_eq(pred.window_ns, grown > RTO_PRED_WINDOW_MAX ? RTO_PRED_WINDOW_MAX : grown,
@@ -148,7 +148,7 @@ Test(predict, a_thread_without_a_period_gets_no_plan)
 
 	/* Gaps of 0.2 and 3 ms in turn: no period within a factor of 2. */
 	for (unsigned k = 0; k < 40; k++) {
-		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
 		t0 += (k & 1) ? 3000000 : 200000;
 	}
 	cr_assert_eq(rto_predict_plan(&pred, t0 - 100000, &p), RTO_PLAN_NONE);
@@ -159,7 +159,7 @@ Test(predict, the_library_s_own_requests_teach_nothing)
 	struct rto_plan p;
 
 	for (unsigned k = 0; k < 40; k++)
-		rto_predict_served(&pred, 0, cycle_start(k), 1, cycle_start(k) + CALL_NS);
+		rto_predict_served(&pred, 0, cycle_start(k), 1, cycle_start(k) + CALL_NS, 0);
 	cr_assert_eq(rto_predict_plan(&pred, cycle_start(40) - 100000, &p), RTO_PLAN_NONE);
 }
 
@@ -184,7 +184,7 @@ static uint64_t jittered_loop(unsigned cycles, uint64_t *next)
 	for (unsigned k = 0; k < cycles; k++) {
 		uint64_t t0 = w + ARRIVE_LATE;
 		done = t0 + CALL_NS;
-		rto_predict_served(&pred, KEY, t0, 1, done);
+		rto_predict_served(&pred, KEY, t0, 1, done, 0);
 		w += PERIOD - PERIOD / 5 + (k * 7919 % 401) * (PERIOD / 1000); /* 0.8 to 1.2 */
 		hint(KEY, w);
 	}
@@ -220,7 +220,7 @@ Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
 
 	/* The next cycle's call: its word is the one of the sleep just ended. */
 	uint64_t t0 = next + ARRIVE_LATE;
-	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
 	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 1, "polling, not a window");
 	cr_assert_eq(p.sleep_until, 0);
@@ -283,7 +283,7 @@ Test(predict, a_burst_during_an_overdue_nap_is_counted_by_the_overrun)
 	rto_predict_sleeps(&pred, end + 1000);
 	/* The nap was due to end at sleep_until; 100 us later it still had not. */
 	uint64_t t0 = p.sleep_until + 100000;
-	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
+	rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
 	cr_assert_eq(pred.counts.nap_late, 1);
 	cr_assert_eq(pred.counts.overrun_hist[5], 1, "in the 80-160 us bucket");
 	uint64_t all = 0;
@@ -301,7 +301,7 @@ Test(predict, a_loop_that_computes_before_it_sleeps_is_not_waited_for)
 	/* Two cycles whose word came only after the helper had stopped waiting for it. */
 	for (int k = 0; k < 2; k++) {
 		uint64_t t0 = next + ARRIVE_LATE, done = t0 + CALL_NS;
-		rto_predict_served(&pred, KEY, t0, 1, done);
+		rto_predict_served(&pred, KEY, t0, 1, done, 0);
 		cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
 		cr_assert_eq(p.linger, 1, "cycle %d: waiting for its word", k);
 		rto_predict_plan(&pred, done + RTO_REQ_BURST_NS + 1000, &p); /* the wait is over */
@@ -309,7 +309,7 @@ Test(predict, a_loop_that_computes_before_it_sleeps_is_not_waited_for)
 		hint(KEY, next); /* the word, late */
 	}
 	uint64_t t0 = next + ARRIVE_LATE, done = t0 + CALL_NS;
-	rto_predict_served(&pred, KEY, t0, 1, done);
+	rto_predict_served(&pred, KEY, t0, 1, done, 0);
 	cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 0, "no more waiting: a window from the gaps");
 	cr_assert_gt(p.sleep_until, done + PERIOD / 2);
@@ -321,13 +321,13 @@ Test(predict, after_a_late_burst_the_next_wake_is_still_used)
 	struct rto_plan p;
 
 	for (unsigned k = 0; k < 40; k++) { /* 1 kHz, each call ARRIVE_LATE after its wake */
-		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS);
+		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS, 0);
 		w += PERIOD;
 		hint(KEY, w);
 	}
 	/* This cycle the loop woke 180 us late; its next sleep is that much shorter. */
 	uint64_t t0 = w + 180000, done = t0 + CALL_NS;
-	rto_predict_served(&pred, KEY, t0, 1, done);
+	rto_predict_served(&pred, KEY, t0, 1, done, 0);
 	hint(KEY, w + PERIOD);
 	cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(pred.plan_hinted, 1, "the word of a sleep shortened by a late wake-up");
@@ -341,7 +341,7 @@ Test(predict, a_few_stalled_wake_ups_do_not_stretch_every_window)
 
 	for (unsigned k = 0; k < 60; k++) { /* three of them 800 us late: a VM's stalls */
 		uint64_t late = k % 20 == 5 ? 800000 : ARRIVE_LATE;
-		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS);
+		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS, 0);
 		w += PERIOD;
 		hint(KEY, w);
 	}
@@ -361,7 +361,7 @@ Test(predict, a_loop_that_catches_up_after_late_bursts_stays_periodic)
 	/* Every 7th burst 557 us late (its call before took that long), the next on phase. */
 	for (unsigned k = 0; k < 70; k++) {
 		uint64_t at = t0 + (k % 7 == 3 ? 557000 : 0);
-		rto_predict_served(&pred, KEY, at, 1, at + CALL_NS);
+		rto_predict_served(&pred, KEY, at, 1, at + CALL_NS, 0);
 		t0 += PERIOD;
 	}
 	cr_assert_eq(rto_predict_plan(&pred, t0 - PERIOD / 2, &p), RTO_PLAN_POLL,
@@ -378,7 +378,7 @@ Test(predict, a_thread_without_a_period_that_announces_its_sleeps_gets_a_window_
 
 	/* Sleeps of 0.2 and 3 ms in turn, each announced, each followed by a call. */
 	for (unsigned k = 0; k < 40; k++) {
-		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS);
+		rto_predict_served(&pred, KEY, w + ARRIVE_LATE, 1, w + ARRIVE_LATE + CALL_NS, 0);
 		w += (k & 1) ? 3000000 : 200000;
 		hint(KEY, w);
 	}
@@ -399,7 +399,7 @@ Test(predict, a_fast_loop_as_late_as_the_machine_s_own_wake_ups_keeps_its_window
 
 	for (unsigned k = 1; k <= 60; k++) { /* one wake-up in ten ARRIVE_LATE, the last one */
 		uint64_t late = k % 10 ? ARRIVE_LATE / 3 : ARRIVE_LATE;
-		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS);
+		rto_predict_served(&pred, KEY, w + late, 1, w + late + CALL_NS, 0);
 		w += period;
 		hint(KEY, w);
 	}
@@ -425,8 +425,9 @@ Test(predict, a_loop_later_than_its_window_is_polled_for_before_another_loop_s_w
 
 	/* Two loops of one period, the second half a period after the first. */
 	for (unsigned k = 0; k < 40; k++, t0 += PERIOD) {
-		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS);
-		rto_predict_served(&pred, KEY + 1, t0 + PERIOD / 2, 1, t0 + PERIOD / 2 + CALL_NS);
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 80);
+		rto_predict_served(&pred, KEY + 1, t0 + PERIOD / 2, 1, t0 + PERIOD / 2 + CALL_NS,
+				   79);
 	}
 	/* The first loop's burst, due at t0, has not come 100 us later: its window is over. */
 	uint64_t now = t0 + 100000;
@@ -435,6 +436,7 @@ Test(predict, a_loop_later_than_its_window_is_polled_for_before_another_loop_s_w
 	cr_assert(other > now && other < t0 + PERIOD / 2,
 		  "without a grace: a nap until the second loop's window (%lu after t0)",
 		  (unsigned long)(other - t0));
+	cr_assert_eq(p.prio, 79, "the window is the FIFO 79 loop's: at its priority");
 
 	rto_predict_configure(grace);
 	cr_assert_eq(rto_predict_plan(&pred, now, &p), RTO_PLAN_POLL);
@@ -443,9 +445,11 @@ Test(predict, a_loop_later_than_its_window_is_polled_for_before_another_loop_s_w
 		  "polling for the late loop until %lu after t0, before the other's window",
 		  (unsigned long)(p.poll_until - t0));
 	cr_assert_eq(p.linger, 1, "not a window of its own: it neither hits nor misses");
+	cr_assert_eq(p.prio, 80, "polling for the late FIFO 80 loop: at its priority");
 
 	/* Its grace over, the second loop's window as before. */
 	cr_assert_eq(rto_predict_plan(&pred, p.poll_until + 1, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.sleep_until, other);
 	cr_assert_eq(p.linger, 0);
+	cr_assert_eq(p.prio, 79);
 }
