@@ -332,18 +332,18 @@ static int another_in_call(struct rto_queue *q)
 }
 
 /*
- * The priority an idle worker polls at.  inherit: the ceiling, so that a
- * realtime caller's wake-up is not starved by whatever runs on the
- * housekeeping CPU; execute() then drops to the caller's own priority for
- * the call.  But while it follows a plan for one realtime thread
- * (predict.c), that thread's priority: its call then finds the worker
- * at its priority, with no sched_setscheduler before the call (a loop
- * at FIFO 79 beside one at 80 paid 2-3 us a call for it).  fixed:
- * helper_priority.  But not while another worker is
- * inside a call (at a lower caller's priority, or at the same one and
- * blocked in the kernel, on this same CPU): SCHED_FIFO polling above it,
- * or beside it, would stall that call until the polling budget ran out
- * (pollcap.c: up to 47.5 ms).
+ * The priority an idle worker naps and polls at.
+ *  - inherit: the ceiling, so that a realtime caller's wake-up is not
+ *    starved by whatever runs on the housekeeping CPU (execute() then
+ *    takes the caller's own priority for the call); but while it follows
+ *    a plan for one thread (predict.c), that thread's priority, so that
+ *    its call needs no sched_setscheduler first (a FIFO 79 loop beside
+ *    one at 80 paid 2-3 us a call for it);
+ *  - fixed: helper_priority.
+ * Either way SCHED_OTHER while another worker is inside a call: at a
+ * lower caller's priority, or at the same one and blocked in the kernel,
+ * on this same CPU, that call would wait for a SCHED_FIFO spinner until
+ * the polling budget ran out (pollcap.c: up to 47.5 ms).
  */
 static int idle_priority(struct rto_queue *q)
 {
