@@ -573,20 +573,19 @@ static int parse_one(const char *s, size_t n, struct rto_options *o, struct msg 
 	return 0;
 }
 
+const char *rto_options_does(const char *key, size_t n)
+{
+	const struct key *k = find_key(key, n);
+
+	return k ? k->does : NULL;
+}
+
 /*
  * The ':' that ends the segment at s.  A value may itself hold ':'
  * (mark=name:ctl*, policy=fsync:strict,dns:offload), so a ':' ends a
  * segment only when what follows it up to the next ':' has an '=', i.e.
  * looks like the next key; a quoted value (key="a:b") hides its ':' too.
  */
-const char *rto_options_does(const char *key, size_t n)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		if (strlen(keys[i].name) == n && !memcmp(keys[i].name, key, n))
-			return keys[i].does;
-	return NULL;
-}
-
 const char *rto_options_segment_end(const char *s)
 {
 	const char *eq = s + strcspn(s, ":=");

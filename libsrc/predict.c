@@ -420,8 +420,6 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		e->win_hinted = hinted;
 		if (from < best) {
 			best = from;
-			s->plan_from = from;
-			s->plan_until = until;
 			s->plan_hinted = hinted;
 			p->sleep_until = from;
 			p->poll_until = until;

@@ -50,11 +50,10 @@ struct rto_predict {
 	uint64_t overshoot_ns;	       /* how late a timed sleep ends: a high percentile */
 	uint32_t late[RTO_PRED_LATES]; /* ... of these last lateness samples, ns, a ring */
 	unsigned nlate;
-	uint64_t slept_at;		/* the predicting helper's last sleep began */
-	uint64_t woke_at;		/* ... and ended; UINT64_MAX while it sleeps */
-	uint64_t grows, shrinks, naps;	/* for the tests and the stats */
-	uint64_t plan_from, plan_until; /* the window last chosen (of the next thread due) */
-	int plan_hinted;		/* ... from the thread's own word on its sleep */
+	uint64_t slept_at;	       /* the predicting helper's last sleep began */
+	uint64_t woke_at;	       /* ... and ended; UINT64_MAX while it sleeps */
+	uint64_t grows, shrinks, naps; /* for the tests and the stats */
+	int plan_hinted; /* the window last chosen came from its thread's word on its sleep */
 	/* How late hinted bursts came after the sleep they announced ended. */
 	uint32_t arrive[RTO_PRED_ARRIVES]; /* ns, a ring */
 	unsigned narrive;
