@@ -282,7 +282,12 @@ RTO_EXPORT void *realloc(void *p, size_t n)
 		return NULL;
 	}
 	if (RTO_UNLIKELY(rto_pool_owns(p))) {
-		if (pool && pool == rto_self.pool) {
+		/*
+		 * In place only in the caller's own pool: a block of another
+		 * thread's pool (handed over under the program's lock) is that
+		 * pool's, whose lists only its owner may touch; it moves.
+		 */
+		if (pool && rto_pool_of(p) == pool) {
 			void *q = rto_pool_resize(pool, p, n);
 			if (q)
 				return q;

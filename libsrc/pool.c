@@ -243,6 +243,11 @@ void rto_pool_free(void *p)
 	CMM_STORE_SHARED(pool->busy, 0);
 }
 
+struct rto_pool *rto_pool_of(const void *p)
+{
+	return slot_pool(slot_of(p));
+}
+
 size_t rto_pool_usable(const void *p)
 {
 	return rto_tlsf_usable(p);

@@ -51,6 +51,8 @@ RTO_HIDDEN void *rto_pool_resize(struct rto_pool *pool, void *p, size_t size);
 /* p (rto_pool_owns) from any thread: to its pool, or onto that pool's return queue. */
 RTO_HIDDEN void rto_pool_free(void *p);
 RTO_HIDDEN size_t rto_pool_usable(const void *p);
+/* The pool p (rto_pool_owns) belongs to, whichever thread owns it: a shift, any thread. */
+RTO_HIDDEN struct rto_pool *rto_pool_of(const void *p);
 /* Every pool: bytes held, in use, free (mallinfo2, malloc_stats). */
 RTO_HIDDEN void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high);
 

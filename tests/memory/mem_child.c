@@ -279,6 +279,87 @@ static int cross(void)
 	return 0;
 }
 
+/* ---- realloc_turns: two marked threads take turns resizing one block ----------------- */
+
+/*
+ * The block is always the other thread's pool's after a turn (a resize in
+ * place keeps it there): realloc must resize it by its owner's pool, or
+ * move it, never work on it with the caller's own pool's structures.
+ */
+#define TURNS 4000
+
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
+static int turn;
+static unsigned char *shared_block;
+static size_t shared_len;
+static long turn_bad, turn_ops;
+
+static int pattern_ok(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (unsigned char)(i * 7))
+			return 0;
+	return 1;
+}
+
+static void *turn_thread(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	uint64_t r = 0x9e3779b97f4a7c15ull * (uint64_t)(me + 1);
+
+	if (rt_offload_mark_thread() != 0)
+		exit(91);
+	void *mine[8] = {0}; /* the caller's own pool busy too: its lists change */
+	for (int i = 0; i < TURNS; i++) {
+		pthread_mutex_lock(&turn_lock);
+		while (turn % 2 != me)
+			pthread_cond_wait(&turn_cond, &turn_lock);
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		size_t n = 16 + (size_t)(r % 6000);
+		size_t keep = n < shared_len ? n : shared_len;
+		if (!pattern_ok(shared_block, shared_len))
+			turn_bad++;
+		unsigned char *q = realloc(shared_block, n);
+		if (!q || !pattern_ok(q, keep)) {
+			turn_bad++;
+		} else {
+			for (size_t k = 0; k < n; k++)
+				q[k] = (unsigned char)(k * 7);
+			shared_block = q;
+			shared_len = n;
+		}
+		free(mine[i % 8]);
+		mine[i % 8] = malloc(16 + (size_t)(r >> 40) % 3000);
+		turn_ops++;
+		turn++;
+		pthread_cond_broadcast(&turn_cond);
+		pthread_mutex_unlock(&turn_lock);
+	}
+	for (int i = 0; i < 8; i++)
+		free(mine[i]);
+	return NULL;
+}
+
+static int realloc_turns(void)
+{
+	pthread_t t[2];
+
+	shared_len = 64;
+	shared_block = malloc(shared_len);
+	for (size_t k = 0; k < shared_len; k++)
+		shared_block[k] = (unsigned char)(k * 7);
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, turn_thread, (void *)(intptr_t)i))
+			return 90;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	int ok = pattern_ok(shared_block, shared_len);
+	free(shared_block);
+	printf("ops=%ld bad=%ld final_ok=%d\n", turn_ops, turn_bad, ok);
+	return 0;
+}
+
 /* ---- full: the pool_full= policies ---------------------------------------------------- */
 
 static void *full_thread(void *arg)
@@ -870,6 +951,8 @@ int main(int argc, char **argv)
 		return cross();
 	if (!strcmp(argv[1], "full"))
 		return full();
+	if (!strcmp(argv[1], "realloc_turns"))
+		return realloc_turns();
 	if (!strcmp(argv[1], "full_quiet"))
 		return full_quiet();
 	if (!strcmp(argv[1], "fork"))

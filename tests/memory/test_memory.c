@@ -7,7 +7,8 @@
  *    after a warm-up: no system call (a seccomp filter on that thread
  *    traps every one) and no page fault (getrusage RUSAGE_THREAD);
  *  - blocks that change threads: freed by an unmarked thread (they come
- *    back to the pool), realloc across modes keeps the bytes;
+ *    back to the pool), realloc across modes keeps the bytes, and so does
+ *    realloc of a block another marked thread's pool owns;
  *  - pool_full=fallback, fail, abort: results, errno, counts, reports;
  *  - fork, thread exit, allocation before any constructor, mallinfo2,
  *    malloc_trim and malloc_stats, C++ new/delete;
@@ -115,6 +116,20 @@ Test(memory, blocks_change_threads)
 	cr_expect_eq(kv(pr.out, "bytes_ok", -1), 1, "%s", pr.out);
 	cr_expect_eq(kv(pr.out, "into_pool_ok", -1), 1, "glibc -> pool realloc: %s", pr.out);
 	cr_expect_eq(kv(pr.out, "out_of_pool_ok", -1), 1, "pool -> glibc realloc: %s", pr.out);
+}
+
+/*
+ * Two marked threads take turns, under a mutex, resizing one block (issue
+ * 28: CPython's queue did this and crashed): a block owned by the other
+ * thread's pool was resized in place with the caller's pool's structures.
+ */
+Test(memory, realloc_of_another_threads_pool_block)
+{
+	run(MEM_CHILD, "realloc_turns", "malloc=pool:pool_kb=4096", &pr);
+	assert_exit0(&pr);
+	cr_expect_eq(kv(pr.out, "ops", -1), 8000, "%s", pr.out);
+	cr_expect_eq(kv(pr.out, "bad", -1), 0, "realloc lost bytes: %s", pr.out);
+	cr_expect_eq(kv(pr.out, "final_ok", -1), 1, "%s", pr.out);
 }
 
 Test(memory, pool_full_fallback_counts_and_reports_once_per_site)
