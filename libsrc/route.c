@@ -152,6 +152,14 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
+	/*
+	 * A new program or child starts with the state of the thread that
+	 * made it (affinity, scheduling, signal mask, credentials): a
+	 * helper's would be the wrong one.
+	 */
+	if ((fn->flags & RTO_F_CALLER) ||
+	    ((fn->flags & RTO_F_SPAWN) && rto_opt.children == RTO_CHILDREN_CALLER))
+		return run_here(fn, args);
 	if (RTO_UNLIKELY(rto_self.own_filter))
 		return run_here(fn, args); /* its own seccomp filter must see it */
 	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
