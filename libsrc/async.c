@@ -360,7 +360,7 @@ void rto_async_barrier(void)
 	if (uatomic_read(&written_seq) >= upto)
 		return;
 	/* Unmarked, a handler inside an offload, or under its own filter: write them here. */
-	if (rto_direct() || rto_self.own_filter) {
+	if (rto_direct() || rto_self.own_ctx) {
 		drain_until(upto, 1);
 		return;
 	}
@@ -446,7 +446,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	struct ring *r = my_ring; /* made at mark time; none: synchronous */
 
 	/* Strict means nothing leaves this thread, queued writes included. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_filter)
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx)
 		return 1;
 	int efd = f ? rto_fd_of_file(f) : fd;
 	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));

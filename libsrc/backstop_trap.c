@@ -48,6 +48,7 @@
 #include "sanitizer.h"
 #include "backstop.h"
 #include "route_state.h"
+#include "context.h"
 #include "real.h"
 
 #include <errno.h>
@@ -367,7 +368,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 	}
 	if (handling == RTO_WARN)
 		rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
-	if (handling == RTO_OFFLOAD && !rto_self.own_filter && helpers_ready()) {
+	if (handling == RTO_OFFLOAD && !rto_self.own_ctx && helpers_ready()) {
 		rto_backstop_count(nr, RTO_BS_OFFLOADED);
 		ret = run_offload(nr, a);
 	} else {
@@ -375,6 +376,8 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		ret = run_local(nr, a);
 	}
 	forget(nr, a, ret);
+	if (RTO_UNLIKELY(e->flags & RTO_SYS_CTX)) /* its own fs ids, namespace...: context.c */
+		rto_ctx_after_syscall(nr, a, ret);
 	return ret;
 }
 

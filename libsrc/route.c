@@ -19,6 +19,8 @@
 #include "futex.h"
 #include "stats.h"
 #include "route_state.h"
+#include "signals.h"
+#include "context.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -141,8 +143,32 @@ static int internal(struct rto_fn *fn, void *args)
 	return 0;
 }
 
+/*
+ * The call's path names the calling thread's own /proc entry
+ * (/proc/thread-self/...).  Read guarded (a helper is up, so its fault
+ * trampolines are): a bad pointer is the kernel's EFAULT to give, and a
+ * string that ends before the bytes we copy is no such path either.  A
+ * thread that opens its LSM attributes for writing (fscreate, exec...)
+ * gives itself a context the helpers do not have.
+ */
+static int names_self(unsigned how)
+{
+	static const char self[] = "/proc/thread-self", attr[] = "/proc/thread-self/attr/";
+	char head[sizeof(attr) - 1];
+
+	if (rto_signal_copy_guarded(head, rto_self.path, sizeof(self)) != 0 ||
+	    memcmp(head, self, sizeof(self) - 1) != 0 ||
+	    (head[sizeof(self) - 1] != '/' && head[sizeof(self) - 1] != '\0'))
+		return 0;
+	if ((how & RTO_CALL_WRITES) &&
+	    rto_signal_copy_guarded(head, rto_self.path, sizeof(head)) == 0 &&
+	    !memcmp(head, attr, sizeof(head)))
+		rto_ctx_set(RTO_CTX_LSM);
+	return 1;
+}
+
 /* The call's handling, the thread's mode and the helpers decide. */
-static int decide(struct rto_fn *fn, void *args, FILE *stream)
+static int decide(struct rto_fn *fn, void *args, FILE *stream, unsigned how)
 {
 	if (fn->handling == RTO_LOCAL)
 		return run_here(fn, args);
@@ -160,13 +186,16 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream)
 	if ((fn->flags & RTO_F_CALLER) ||
 	    ((fn->flags & RTO_F_SPAWN) && rto_opt.children == RTO_CHILDREN_CALLER))
 		return run_here(fn, args);
-	if (RTO_UNLIKELY(rto_self.own_filter))
-		return run_here(fn, args); /* its own seccomp filter must see it */
+	/* Its own fs ids, filter, namespace... (context.c). */
+	if (RTO_UNLIKELY(rto_self.own_ctx))
+		return run_here(fn, args);
 	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
 	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
 		run_fallback(fn, args);
 		return 0;
 	}
+	if ((how & RTO_CALL_PATH) && names_self(how))
+		return run_here(fn, args);
 	/* Holding the stream's lock (flockfile): lend it to the worker. */
 	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
 	if (owned && (!rto_stream_lending_ok() || (fn->flags & RTO_F_TEARDOWN)))
@@ -196,7 +225,7 @@ static int is_short(const struct rto_fn *fn, unsigned how)
 /* An RTO_F_FIRST call ran on a helper: its first use is behind us. */
 static void first_use_done(struct rto_fn *fn)
 {
-	if (fn->handling == RTO_OFFLOAD && !rto_self.own_filter &&
+	if (fn->handling == RTO_OFFLOAD && !rto_self.own_ctx &&
 	    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT)
 		CMM_STORE_SHARED(fn->first_done, 1);
 }
@@ -216,7 +245,7 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 	if (is_short(fn, how))
 		return run_here(fn, args);
 	int taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
-	int ret = decide(fn, args, stream); /* with a lock we took, to lend */
+	int ret = decide(fn, args, stream, how); /* with a lock we took, to lend */
 	if (taken)
 		rto_stream_unlock_after_call(stream);
 	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && ret == 0)

@@ -46,7 +46,8 @@ struct rto_thread {
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
 	uint64_t offload_end;	      /* rto_now_ns() when its last offload returned (route.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
-	unsigned char own_filter;     /* a seccomp filter of its own: calls run here */
+	const char *path;	      /* the path of the call being routed (route.h) */
+	unsigned short own_ctx;	      /* RTO_CTX_*: a kernel context of its own: calls run here */
 	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */
 	unsigned char vforking;	      /* a vfork() child runs on this state: not our descriptors */
 	unsigned char exited;	      /* thread.c: its exit was accounted */

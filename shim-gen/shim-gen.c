@@ -376,7 +376,7 @@ static const char *flags_of(const struct call *c)
  */
 static const char *route_call(const struct call *c)
 {
-	static char buf[256];
+	static char buf[320];
 	char any[128] = "0";
 
 	if (c->lock && !strcmp(stream_of(c), "NULL"))
@@ -389,9 +389,14 @@ static const char *route_call(const struct call *c)
 			snprintf(any + strlen(any), sizeof(any) - strlen(any), "%s%s",
 				 any[0] ? " || " : "", it);
 	}
-	char how[160] = "0";
+	char how[200] = "0";
 	if (strcmp(any, "0"))
-		snprintf(how, sizeof(how), "(%s) ? RTO_CALL_CALLBACKS : 0", any);
+		snprintf(how, sizeof(how), "((%s) ? RTO_CALL_CALLBACKS : 0)", any);
+	/* A path parameter may name the caller's own /proc entry: then it runs there. */
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].name, "path") && strstr(c->p[i].decl, "char *"))
+			snprintf(how + strlen(how), sizeof(how) - strlen(how),
+				 " | rto_path_arg(path)");
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
 		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;
