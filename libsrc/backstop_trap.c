@@ -352,6 +352,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
 	}
 	if (shared_child_stack(nr, a) >= 0) { /* a thread, vfork: not a fork */
+		rto_note_clone_args(nr, a);   /* its child may share our TLS: shared_tls.c */
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}

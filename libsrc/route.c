@@ -256,6 +256,11 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 /* The library's code runs from here to the return: the backstop's selector allows. */
 int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 {
+	/* A clone(CLONE_VM) child on the thread's TLS: its own descriptors, its call. */
+	if (RTO_UNLIKELY(rto_foreign_task())) {
+		fn->run(args);
+		return 0;
+	}
 	unsigned char sel = rto_backstop_enter();
 	int ret = route(fn, args, fd, stream, how);
 	rto_backstop_leave(sel);

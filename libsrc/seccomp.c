@@ -54,6 +54,8 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (RTO_UNLIKELY(nr == SYS_clone || nr == SYS_clone3)) /* its child may share our TLS */
+		rto_note_clone_args(nr, a);
 	long ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (RTO_UNLIKELY(may_change_context(nr)))
 		rto_ctx_after_syscall(nr, a, ret);
