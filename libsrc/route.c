@@ -144,25 +144,38 @@ static int internal(struct rto_fn *fn, void *args)
 }
 
 /*
+ * How many leading bytes of the call's path match prefix, read a byte at a
+ * time and guarded (a helper is up, so its fault trampolines are): a bad
+ * pointer is the kernel's EFAULT to give, and no byte past the string's
+ * end is read.  Most paths differ within the first two bytes.
+ */
+static size_t path_matches(const char *prefix, size_t n)
+{
+	size_t i = 0;
+	char c;
+
+	while (i < n && rto_signal_copy_guarded(&c, rto_self.path + i, 1) == 0 && c == prefix[i])
+		i++;
+	return i;
+}
+
+/*
  * The call's path names the calling thread's own /proc entry
- * (/proc/thread-self/...).  Read guarded (a helper is up, so its fault
- * trampolines are): a bad pointer is the kernel's EFAULT to give, and a
- * string that ends before the bytes we copy is no such path either.  A
- * thread that opens its LSM attributes for writing (fscreate, exec...)
- * gives itself a context the helpers do not have.
+ * (/proc/thread-self/...).  A thread that opens its LSM attributes for
+ * writing (fscreate, exec...) gives itself a context the helpers do not
+ * have.
  */
 static int names_self(unsigned how)
 {
-	static const char self[] = "/proc/thread-self", attr[] = "/proc/thread-self/attr/";
-	char head[sizeof(attr) - 1];
+	static const char attr[] = "/proc/thread-self/attr/";
+	const size_t self = sizeof("/proc/thread-self") - 1;
+	char next;
 
-	if (rto_signal_copy_guarded(head, rto_self.path, sizeof(self)) != 0 ||
-	    memcmp(head, self, sizeof(self) - 1) != 0 ||
-	    (head[sizeof(self) - 1] != '/' && head[sizeof(self) - 1] != '\0'))
+	if (path_matches(attr, self) != self ||
+	    rto_signal_copy_guarded(&next, rto_self.path + self, 1) != 0 ||
+	    (next != '/' && next != '\0'))
 		return 0;
-	if ((how & RTO_CALL_WRITES) &&
-	    rto_signal_copy_guarded(head, rto_self.path, sizeof(head)) == 0 &&
-	    !memcmp(head, attr, sizeof(head)))
+	if ((how & RTO_CALL_WRITES) && path_matches(attr, sizeof(attr) - 1) == sizeof(attr) - 1)
 		rto_ctx_set(RTO_CTX_LSM);
 	return 1;
 }
