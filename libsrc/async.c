@@ -354,13 +354,14 @@ void rto_async_kick(void)
  */
 void rto_async_barrier(void)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self() || draining)
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self() || draining ||
+	    rto_foreign_task()) /* a clone(CLONE_VM) child: not its descriptors */
 		return;
 	uint64_t upto = uatomic_read(&next_seq);
 	if (uatomic_read(&written_seq) >= upto)
 		return;
 	/* Unmarked, a handler inside an offload, or under its own filter: write them here. */
-	if (rto_direct() || rto_self.own_filter) {
+	if (rto_direct() || rto_self.own_ctx) {
 		drain_until(upto, 1);
 		return;
 	}
@@ -446,7 +447,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	struct ring *r = my_ring; /* made at mark time; none: synchronous */
 
 	/* Strict means nothing leaves this thread, queued writes included. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_filter)
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx || rto_foreign_task())
 		return 1;
 	int efd = f ? rto_fd_of_file(f) : fd;
 	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));

@@ -30,6 +30,7 @@
 #include "fork.h"
 #include "rto_malloc.h"
 #include "route_state.h"
+#include "context.h"
 #include "real.h"
 
 #include <errno.h>
@@ -326,7 +327,7 @@ RTO_EXPORT int prctl(int option, ...)
 	va_end(ap);
 	int ret = RTO_HAND_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
-		rto_self.own_filter = 1; /* per thread: see seccomp.c */
+		rto_ctx_set(RTO_CTX_SECCOMP); /* per thread: see context.c */
 	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME))
 		set_trait(&rto_self, 0, RTO_MARK_NAME, name_matches((const char *)a[0]));
 	return ret;

@@ -38,6 +38,7 @@ enum rto_sys_flag {
 	RTO_SYS_FORGET0 = 1 << 4,   /* closes or replaces the descriptor in argument 0 */
 	RTO_SYS_FORGET1 = 1 << 5,   /* ... in argument 1 */
 	RTO_SYS_FORGETALL = 1 << 6, /* ... possibly any (close_range) */
+	RTO_SYS_CTX = 1 << 7, /* may give the thread a kernel context of its own (context.c) */
 };
 
 struct rto_sysent {

@@ -48,6 +48,7 @@
 #include "sanitizer.h"
 #include "backstop.h"
 #include "route_state.h"
+#include "context.h"
 #include "real.h"
 
 #include <errno.h>
@@ -351,6 +352,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
 	}
 	if (shared_child_stack(nr, a) >= 0) { /* a thread, vfork: not a fork */
+		rto_note_clone_args(nr, a);   /* its child may share our TLS: shared_tls.c */
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}
@@ -367,7 +369,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 	}
 	if (handling == RTO_WARN)
 		rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
-	if (handling == RTO_OFFLOAD && !rto_self.own_filter && helpers_ready()) {
+	if (handling == RTO_OFFLOAD && !rto_self.own_ctx && helpers_ready()) {
 		rto_backstop_count(nr, RTO_BS_OFFLOADED);
 		ret = run_offload(nr, a);
 	} else {
@@ -375,6 +377,8 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		ret = run_local(nr, a);
 	}
 	forget(nr, a, ret);
+	if (RTO_UNLIKELY(e->flags & RTO_SYS_CTX)) /* its own fs ids, namespace...: context.c */
+		rto_ctx_after_syscall(nr, a, ret);
 	return ret;
 }
 

@@ -187,7 +187,7 @@ static int bits_of(int fd)
 	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
 		return (int)(e & BITS);
 	/* No request from a strict thread; a thread under its own filter runs it all here. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_filter)
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx)
 		return -1;
 	/* First use since the descriptor was born: ask the kernel, off this CPU. */
 	if (!CMM_LOAD_SHARED(table_used)) {

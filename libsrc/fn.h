@@ -78,7 +78,9 @@ enum rto_fn_flag {
 	RTO_F_CANCEL = 1 << 7,	  /* a POSIX cancellation point (transport.c) */
 	RTO_F_CAN_ASYNC = 1 << 8, /* a write that RTO_ASYNC may queue */
 	RTO_F_INTERNAL = 1 << 9,  /* the library's own request: never refused, never reported */
-	RTO_F_FIRST = 1 << 10, /* only its first use is slow: offloaded until a marked call ran */
+	RTO_F_FIRST = 1 << 10,	/* only its first use is slow: offloaded until a marked call ran */
+	RTO_F_CALLER = 1 << 11, /* replaces the process image: on the caller, never a helper */
+	RTO_F_SPAWN = 1 << 12,	/* starts a child: on the caller unless children=helpers */
 };
 
 struct rto_fn {

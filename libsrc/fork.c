@@ -63,6 +63,7 @@ static void child_after_fork(void)
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
 	memset(rto_q, 0, rto_q_size);
 	stats_reset();
+	rto_self.tls_shared = 0; /* its own memory and tid now (shared_tls.c) */
 	/*
 	 * ThreadSanitizer cannot follow threads started in the child of a
 	 * multi-threaded fork (it dies, or trips over the parent's threads):

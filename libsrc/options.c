@@ -254,6 +254,12 @@ static const struct word backstop_words[] = {
 	{NULL, 0},
 };
 
+static const struct word children_words[] = {
+	{"caller", RTO_CHILDREN_CALLER},
+	{"helpers", RTO_CHILDREN_HELPERS},
+	{NULL, 0},
+};
+
 static const struct word on_strict_words[] = {
 	{"errno", RTO_ON_STRICT_ERRNO},
 	{"signal", RTO_ON_STRICT_SIGNAL},
@@ -446,6 +452,9 @@ static const struct key keys[] = {
 	      "library's back traps and is decided by the system-call table"),
 	NUMBER(report_traps, 0, 1, "0 or 1",
 	       "report each new call site whose system call trapped, with a backtrace"),
+	WORDS(children, children_words, "caller or helpers",
+	      "where a marked thread's system, popen and posix_spawn run: caller (the child "
+	      "inherits its CPUs, scheduling and signal mask) or helpers (their CPUs)"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")",
 	    "marks threads without the API: none, main, all, rt (SCHED_FIFO/RR), cpus "

@@ -76,7 +76,12 @@ struct rto_options {
 	int live;	  /* live=0|1: the segment for rtoffload stat/top (live.c) */
 	int backstop;	  /* backstop=on|off: Syscall User Dispatch on marked threads */
 	int report_traps; /* report_traps=0|1: each new trapping call site, once */
+	int children;	  /* children=caller|helpers: RTO_CHILDREN_* */
 };
+
+/* children=: where a marked thread's system/popen/posix_spawn run (route.c). */
+#define RTO_CHILDREN_CALLER  0 /* on the caller: the child inherits its state */
+#define RTO_CHILDREN_HELPERS 1 /* on a helper: the child starts on the helpers' CPUs */
 
 /* mark= policies; the low four are also a thread's traits (automark.c). */
 #define RTO_MARK_MAIN 0x01 /* the initial thread */

@@ -57,6 +57,9 @@ void rto_options_load(void)
 	rto_report_level = rto_opt.verbosity; /* report.c is below us: it reads no option */
 	if (getauxval(AT_SECURE))
 		drop_file_options(&rto_opt);
+	if (rto_opt.children == RTO_CHILDREN_HELPERS)
+		rto_say(1, "children=helpers: what a marked thread starts with system, popen or "
+			   "posix_spawn runs on the helpers' CPUs and scheduling, not its own");
 	if ((rto_opt.mark & RTO_MARK_CPUS) && !rto_opt.rt_cpus_set)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mark=cpus needs rt_cpus=LIST");
 	/* What the machine refuses is refused now, not on the first offload. */

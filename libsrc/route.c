@@ -19,6 +19,8 @@
 #include "futex.h"
 #include "stats.h"
 #include "route_state.h"
+#include "signals.h"
+#include "context.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -141,8 +143,45 @@ static int internal(struct rto_fn *fn, void *args)
 	return 0;
 }
 
+/*
+ * How many leading bytes of the call's path match prefix, read a byte at a
+ * time and guarded (a helper is up, so its fault trampolines are): a bad
+ * pointer is the kernel's EFAULT to give, and no byte past the string's
+ * end is read.  Most paths differ within the first two bytes.
+ */
+static size_t path_matches(const char *prefix, size_t n)
+{
+	size_t i = 0;
+	char c;
+
+	while (i < n && rto_signal_copy_guarded(&c, rto_self.path + i, 1) == 0 && c == prefix[i])
+		i++;
+	return i;
+}
+
+/*
+ * The call's path names the calling thread's own /proc entry
+ * (/proc/thread-self/...).  A thread that opens its LSM attributes for
+ * writing (fscreate, exec...) gives itself a context the helpers do not
+ * have.
+ */
+static int names_self(unsigned how)
+{
+	static const char attr[] = "/proc/thread-self/attr/";
+	const size_t self = sizeof("/proc/thread-self") - 1;
+	char next;
+
+	if (path_matches(attr, self) != self ||
+	    rto_signal_copy_guarded(&next, rto_self.path + self, 1) != 0 ||
+	    (next != '/' && next != '\0'))
+		return 0;
+	if ((how & RTO_CALL_WRITES) && path_matches(attr, sizeof(attr) - 1) == sizeof(attr) - 1)
+		rto_ctx_set(RTO_CTX_LSM);
+	return 1;
+}
+
 /* The call's handling, the thread's mode and the helpers decide. */
-static int decide(struct rto_fn *fn, void *args, FILE *stream)
+static int decide(struct rto_fn *fn, void *args, FILE *stream, unsigned how)
 {
 	if (fn->handling == RTO_LOCAL)
 		return run_here(fn, args);
@@ -152,13 +191,24 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream)
 	}
 	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
 		return refuse(fn);
-	if (RTO_UNLIKELY(rto_self.own_filter))
-		return run_here(fn, args); /* its own seccomp filter must see it */
+	/*
+	 * A new program or child starts with the state of the thread that
+	 * made it (affinity, scheduling, signal mask, credentials): a
+	 * helper's would be the wrong one.
+	 */
+	if ((fn->flags & RTO_F_CALLER) ||
+	    ((fn->flags & RTO_F_SPAWN) && rto_opt.children == RTO_CHILDREN_CALLER))
+		return run_here(fn, args);
+	/* Its own fs ids, filter, namespace... (context.c). */
+	if (RTO_UNLIKELY(rto_self.own_ctx))
+		return run_here(fn, args);
 	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
 	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
 		run_fallback(fn, args);
 		return 0;
 	}
+	if ((how & RTO_CALL_PATH) && names_self(how))
+		return run_here(fn, args);
 	/* Holding the stream's lock (flockfile): lend it to the worker. */
 	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
 	if (owned && (!rto_stream_lending_ok() || (fn->flags & RTO_F_TEARDOWN)))
@@ -188,7 +238,7 @@ static int is_short(const struct rto_fn *fn, unsigned how)
 /* An RTO_F_FIRST call ran on a helper: its first use is behind us. */
 static void first_use_done(struct rto_fn *fn)
 {
-	if (fn->handling == RTO_OFFLOAD && !rto_self.own_filter &&
+	if (fn->handling == RTO_OFFLOAD && !rto_self.own_ctx &&
 	    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT)
 		CMM_STORE_SHARED(fn->first_done, 1);
 }
@@ -208,7 +258,7 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 	if (is_short(fn, how))
 		return run_here(fn, args);
 	int taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
-	int ret = decide(fn, args, stream); /* with a lock we took, to lend */
+	int ret = decide(fn, args, stream, how); /* with a lock we took, to lend */
 	if (taken)
 		rto_stream_unlock_after_call(stream);
 	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && ret == 0)
@@ -219,6 +269,11 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 /* The library's code runs from here to the return: the backstop's selector allows. */
 int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 {
+	/* A clone(CLONE_VM) child on the thread's TLS: its own descriptors, its call. */
+	if (RTO_UNLIKELY(rto_foreign_task())) {
+		fn->run(args);
+		return 0;
+	}
 	unsigned char sel = rto_backstop_enter();
 	int ret = route(fn, args, fd, stream, how);
 	rto_backstop_leave(sel);

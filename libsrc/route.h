@@ -9,6 +9,7 @@
 #define RTO_ROUTE_H
 
 #include "rto_base.h"
+#include "rto_fast.h"
 
 struct rto_fn;
 
@@ -29,7 +30,21 @@ enum rto_call_how {
 	RTO_CALL_SHORT = 1 << 1,     /* short and bounded with these arguments (fcntl(F_GETFL),
 					sysconf(_SC_PAGESIZE)): here unless a policy says strict/warn */
 	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
+	RTO_CALL_PATH = 1 << 3,	     /* rto_self.path is its path (rto_path_arg) */
+	RTO_CALL_WRITES = 1 << 4,    /* opens its path for writing */
 };
+
+/*
+ * A call with a path: route.c reads it, guarded, once a helper is up, and
+ * runs it on the caller when it names the thread's own /proc entry
+ * (/proc/thread-self/...), which on a helper would be the helper's.  The
+ * wrapper only stores the pointer: a bad one must give EFAULT, not a crash.
+ */
+static inline unsigned rto_path_arg(const char *path)
+{
+	rto_self.path = path;
+	return RTO_CALL_PATH;
+}
 RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
 /* An offloaded call's dlerror() message goes to fn (wrap_misc.c's, set at load). */
 RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));

@@ -36,7 +36,7 @@
 #include "stdio_lock.h"
 #include "signals.h"
 #include "wrap_misc.h"
-#include "seccomp.h"
+#include "context.h"
 #include "sanitizer.h"
 #include "init.h"
 #include "fork.h"

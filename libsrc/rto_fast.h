@@ -46,14 +46,17 @@ struct rto_thread {
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
 	uint64_t offload_end;	      /* rto_now_ns() when its last offload returned (route.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
-	unsigned char own_filter;     /* a seccomp filter of its own: calls run here */
-	char *dlerror;		      /* an offloaded dlopen/dlclose's error, for dlerror() */
-	unsigned char vforking;	      /* a vfork() child runs on this state: not our descriptors */
-	unsigned char exited;	      /* thread.c: its exit was accounted */
-	int row;		      /* stats.c: 1 + its row in the thread table; -1: table full */
-	struct rto_pool *pool;	      /* malloc=pool: its own pool (pool.c), kept across unmarks */
-	unsigned char pool_keyed;     /* its exit will give the pool up (pool.c) */
-	struct rto_thread_stats st;   /* stats.c */
+	const char *path;	      /* the path of the call being routed (route.h) */
+	unsigned char tls_shared;   /* it made a clone whose child shares this TLS (shared_tls.c) */
+	int tls_owner;		    /* then: its own tid */
+	unsigned short own_ctx;	    /* RTO_CTX_*: a kernel context of its own: calls run here */
+	char *dlerror;		    /* an offloaded dlopen/dlclose's error, for dlerror() */
+	unsigned char vforking;	    /* a vfork() child runs on this state: not our descriptors */
+	unsigned char exited;	    /* thread.c: its exit was accounted */
+	int row;		    /* stats.c: 1 + its row in the thread table; -1: table full */
+	struct rto_pool *pool;	    /* malloc=pool: its own pool (pool.c), kept across unmarks */
+	unsigned char pool_keyed;   /* its exit will give the pool up (pool.c) */
+	struct rto_thread_stats st; /* stats.c */
 };
 
 RTO_HIDDEN extern __thread struct rto_thread rto_self RTO_TLS;
@@ -69,6 +72,19 @@ static inline uint64_t rto_read64(const uint64_t *c)
 static inline void rto_own_add(uint64_t *c, uint64_t n)
 {
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/*
+ * shared_tls.c: this thread made a clone(CLONE_VM) without CLONE_SETTLS,
+ * whose child reads this rto_self as its own: a call of that child is
+ * rto_foreign_task() (one system call, for such a thread only).
+ */
+RTO_HIDDEN int rto_foreign_slow(void);
+RTO_HIDDEN void rto_note_clone(uint64_t flags);
+RTO_HIDDEN void rto_note_clone_args(long nr, const long *a);
+static inline int rto_foreign_task(void)
+{
+	return RTO_UNLIKELY(rto_self.tls_shared) && rto_foreign_slow();
 }
 
 /*

@@ -1,34 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A seccomp filter is per thread unless installed with TSYNC.  A marked
- * thread that installs one for itself expects it to hold for its own
- * calls; offloaded, they would run on a helper the filter does not cover.
- * So such a thread runs its calls itself from then on (route.c), under its
- * filter.  Seen: the filter present at its first mark (PR_GET_SECCOMP),
- * and filters installed later through prctl(PR_SET_SECCOMP) or glibc's
- * rto_syscall(SYS_seccomp, ...).  A TSYNC filter covers the helpers too: the
- * calls stay offloaded.
+ * syscall(): the way programs make the system calls glibc has no function
+ * for, among them those that give the calling thread a kernel context of
+ * its own: seccomp without TSYNC, landlock_restrict_self, ioprio_set,
+ * set_mempolicy, and the raw forms of setfsuid, capset, unshare, setns.
+ * After such a call succeeds the thread runs its calls itself
+ * (context.c); a filter installed with TSYNC covers the helpers too.
  */
 #include "rto_fast.h"
-#include "callsite.h"
+#include "context.h"
 #include "resolve.h"
-#include "seccomp.h"
 #include "real.h"
 
-#include <errno.h>
-
-#include <linux/seccomp.h>
 #include <stdarg.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
-void rto_seccomp_check_at_mark(void)
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+/* One of the calls context.c looks at: a switch, no call, for the others. */
+static inline int may_change_context(long nr)
 {
-	int saved = errno;
-	if (RTO_HAND_REAL(prctl)(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
-		rto_self.own_filter = 1;
-	errno = saved;
+	switch (nr) {
+	case SYS_seccomp:
+	case SYS_prctl:
+	case SYS_setfsuid:
+	case SYS_setfsgid:
+	case SYS_capset:
+	case SYS_landlock_restrict_self:
+	case SYS_setns:
+	case SYS_unshare:
+	case SYS_ioprio_set:
+	case SYS_set_mempolicy:
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -47,9 +54,10 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (RTO_UNLIKELY(nr == SYS_clone || nr == SYS_clone3)) /* its child may share our TLS */
+		rto_note_clone_args(nr, a);
 	long ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (RTO_UNLIKELY(nr == SYS_seccomp) && ret >= 0 && a[0] == SECCOMP_SET_MODE_FILTER &&
-	    !(a[1] & SECCOMP_FILTER_FLAG_TSYNC))
-		rto_self.own_filter = 1;
+	if (RTO_UNLIKELY(may_change_context(nr)))
+		rto_ctx_after_syscall(nr, a, ret);
 	return ret;
 }

@@ -10,7 +10,7 @@
 #include "resolve.h"
 #include "fdclass.h"
 #include "helper.h"
-#include "seccomp.h"
+#include "context.h"
 #include "futex.h"
 #include "stats.h"
 #include "route_state.h"
@@ -45,7 +45,7 @@ void rto_thread_capture(struct rto_thread *t)
 
 	if (t->identity_known)
 		return;
-	rto_seccomp_check_at_mark();
+	rto_ctx_check_at_mark();
 	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))

@@ -82,7 +82,8 @@ static void run_spawn_old(void *p)
 	struct args_spawn *a = p;
 	a->ret = old_posix_spawn_fn()(a->pid, a->path, a->fa, a->attr, a->argv, a->envp);
 }
-RTO_FN_FULL(posix_spawn_GLIBC_2_2_5, RTO_CLASS_PROCESS, RTO_OFFLOAD, run_spawn_old, RTO_F_SIGMASK);
+RTO_FN_FULL(posix_spawn_GLIBC_2_2_5, RTO_CLASS_PROCESS, RTO_OFFLOAD, run_spawn_old,
+	    RTO_F_SIGMASK | RTO_F_SPAWN);
 
 static void run_spawnp_old(void *p)
 {
@@ -90,7 +91,7 @@ static void run_spawnp_old(void *p)
 	a->ret = old_posix_spawnp_fn()(a->pid, a->path, a->fa, a->attr, a->argv, a->envp);
 }
 RTO_FN_FULL(posix_spawnp_GLIBC_2_2_5, RTO_CLASS_PROCESS, RTO_OFFLOAD, run_spawnp_old,
-	    RTO_F_SIGMASK);
+	    RTO_F_SIGMASK | RTO_F_SPAWN);
 
 static int spawn_old(struct rto_fn *fn, struct args_spawn *a)
 {

@@ -2,9 +2,10 @@
 /*
  * execl(), execlp(), execle(): variadic argument lists, gathered into an
  * argv on the caller's stack (as glibc does) and run as execv, execvp or
- * execve on a helper.  exec from any thread replaces the whole process;
- * the helper runs it with the caller's signal mask (a process-wide call,
- * helper.c), which the new program inherits.
+ * execve.  exec from any thread replaces the whole process, and the new
+ * program keeps the exec'ing thread's affinity, scheduling and signal
+ * mask: a marked thread's exec runs on that thread, never on a helper
+ * (calls.tbl "caller", route.c).
  */
 #include "shims_prelude.h"
 

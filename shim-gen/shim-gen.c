@@ -47,6 +47,8 @@ struct call {
 	int teardown; /* "teardown": the call frees its stream (and a lock lent with it) */
 	int dlerror;  /* "dlerror": its failure is reported by dlerror(), per thread */
 	int first;    /* "first": only the first use is non-deterministic: offloaded until then */
+	int caller;   /* "caller": replaces the process image: runs on the calling thread */
+	int spawn;    /* "spawn": starts a child, which inherits the calling thread's state */
 	char stream[16];    /* "stream:S": its stream when no parameter is a FILE * (stdin) */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	char wake[64];	    /* "wake:...": the call sleeps until a time its arguments give */
@@ -153,7 +155,7 @@ static void parse_params(struct call *c, char *text)
 
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
- * flush  cancel  lock  callbacks:P,...  first  stream:S  wake:...
+ * flush  cancel  lock  callbacks:P,...  first  caller  spawn  stream:S  wake:...
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -179,6 +181,10 @@ static void parse_annotations(struct call *c, char *text)
 			c->dlerror = 1;
 		} else if (!strcmp(t, "first")) {
 			c->first = 1;
+		} else if (!strcmp(t, "caller")) {
+			c->caller = 1;
+		} else if (!strcmp(t, "spawn")) {
+			c->spawn = 1;
 		} else if (!strncmp(t, "stream:", 7)) {
 			snprintf(c->stream, sizeof(c->stream), "%s", t + 7);
 		} else if (!strncmp(t, "callbacks:", 10)) {
@@ -188,8 +194,8 @@ static void parse_annotations(struct call *c, char *text)
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
-				"cancel, lock, teardown, dlerror, callbacks:, first, stream:, "
-				"wake:)",
+				"cancel, lock, teardown, dlerror, callbacks:, first, caller, "
+				"spawn, stream:, wake:)",
 				c->name, t);
 		}
 	}
@@ -352,6 +358,8 @@ static const char *flags_of(const struct call *c)
 		{c->cancel, "RTO_F_CANCEL"},
 		{c->can_async, "RTO_F_CAN_ASYNC"},
 		{c->first, "RTO_F_FIRST"},
+		{c->caller, "RTO_F_CALLER"},
+		{c->spawn, "RTO_F_SPAWN"},
 	};
 	buf[0] = 0;
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
@@ -368,7 +376,7 @@ static const char *flags_of(const struct call *c)
  */
 static const char *route_call(const struct call *c)
 {
-	static char buf[256];
+	static char buf[320];
 	char any[128] = "0";
 
 	if (c->lock && !strcmp(stream_of(c), "NULL"))
@@ -381,9 +389,14 @@ static const char *route_call(const struct call *c)
 			snprintf(any + strlen(any), sizeof(any) - strlen(any), "%s%s",
 				 any[0] ? " || " : "", it);
 	}
-	char how[160] = "0";
+	char how[200] = "0";
 	if (strcmp(any, "0"))
-		snprintf(how, sizeof(how), "(%s) ? RTO_CALL_CALLBACKS : 0", any);
+		snprintf(how, sizeof(how), "((%s) ? RTO_CALL_CALLBACKS : 0)", any);
+	/* A path parameter may name the caller's own /proc entry: then it runs there. */
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].name, "path") && strstr(c->p[i].decl, "char *"))
+			snprintf(how + strlen(how), sizeof(how) - strlen(how),
+				 " | rto_path_arg(path)");
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
 		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;

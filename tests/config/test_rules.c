@@ -25,18 +25,20 @@ TestSuite(rules, .init = child_setup, .fini = child_teardown, .timeout = 120);
 
 struct rep {
 	const char *cls, *fn;
-	long fail; /* what a refused call returns */
+	long fail;	  /* what a refused call returns */
+	const char *also; /* options the call needs to be offloaded at all */
 };
 
 static const struct rep reps[] = {
-	{"desc", "creat", -1},
-	{"path", "mkdir", -1},
-	{"dir", "opendir", -1},
-	{"stdio", "fopen", -1},
-	{"dns", "getaddrinfo", EAI_SYSTEM},
-	{"net", "socket", -1},
-	{"memory", "mmap", -1},
-	{"process", "system", -1},
+	{"desc", "creat", -1, NULL},
+	{"path", "mkdir", -1, NULL},
+	{"dir", "opendir", -1, NULL},
+	{"stdio", "fopen", -1, NULL},
+	{"dns", "getaddrinfo", EAI_SYSTEM, NULL},
+	{"net", "socket", -1, NULL},
+	{"memory", "mmap", -1, NULL},
+	/* A child starts on the caller unless children=helpers (test_children). */
+	{"process", "system", -1, ":children=helpers"},
 };
 
 #define NREPS (sizeof(reps) / sizeof(reps[0]))
@@ -94,7 +96,8 @@ static void expect_refused(struct seen s, const char *opts, const struct rep *p)
 static void policy_for(char *opts, size_t len, const struct rep *p, int by_class,
 		       const char *handling)
 {
-	snprintf(opts, len, "policy=%s:%s", by_class ? p->cls : p->fn, handling);
+	snprintf(opts, len, "policy=%s:%s%s", by_class ? p->cls : p->fn, handling,
+		 p->also ? p->also : "");
 }
 
 /* ---- offload ------------------------------------------------------------------------- */
@@ -224,7 +227,8 @@ Test(rules, function_strict)
 /* Calls with a visible effect: a refused one leaves the file alone. */
 Test(rules, strict_call_has_no_effect)
 {
-	static const struct rep more[] = {{"desc", "write", -1}, {"path", "unlink", -1}};
+	static const struct rep more[] = {{"desc", "write", -1, NULL},
+					  {"path", "unlink", -1, NULL}};
 	char opts[128];
 	struct run r;
 
@@ -244,7 +248,7 @@ static void desc_strict_but_write(const char *opts)
 	RUN_CHILD(&r, opts, "op", "write,fsync", child_dir);
 	assert_child_exit0(&r);
 	expect_ran(seen_of(&r, "write"), opts, "write", 1);
-	expect_refused(seen_of(&r, "fsync"), opts, &(struct rep){"desc", "fsync", -1});
+	expect_refused(seen_of(&r, "fsync"), opts, &(struct rep){"desc", "fsync", -1, NULL});
 	run_free(&r);
 }
 
@@ -262,7 +266,7 @@ Test(rules, function_strict_inside_a_local_class)
 	RUN_CHILD(&r, "policy=mkdir:strict,path:local", "op", "mkdir,unlink", child_dir);
 	assert_child_exit0(&r);
 	expect_refused(seen_of(&r, "mkdir"), "mkdir:strict,path:local",
-		       &(struct rep){"path", "mkdir", -1});
+		       &(struct rep){"path", "mkdir", -1, NULL});
 	expect_ran(seen_of(&r, "unlink"), "mkdir:strict,path:local", "unlink", 0);
 	run_free(&r);
 }
@@ -345,7 +349,7 @@ static void strict_mode(const char *opts, const char *extra)
 	assert_child_exit0(&r);
 	expect_ran(seen_of(&r, "fsync"), opts, "fsync", 0);
 	expect_ran(seen_of(&r, "mkdir"), opts, "mkdir", 0);
-	expect_refused(seen_of(&r, "creat"), opts, &(struct rep){"desc", "creat", -1});
+	expect_refused(seen_of(&r, "creat"), opts, &(struct rep){"desc", "creat", -1, NULL});
 	cr_expect_eq(count_of(r.err, "rtoffload: warn 'mkdir' from"), 1, "%s", r.err);
 	run_free(&r);
 }

@@ -256,15 +256,16 @@ CASE(sem_post_ok) { INT(sem_post(&sem)); int v = 0; sem_getvalue(&sem, &v); note
 #define LCODE(id, e) ENTRY(id, .local = 1, .fail = 1, .code = e)
 #define SYNC(id)     ENTRY(id, .local = 1, .prep = prep_sync, .post = post_sync)
 
+/* exec runs on the calling thread: local. */
 const struct fcase more_process_cases[] = {
-	FAIL(execve_enoent, ENOENT),
-	FAIL(execv_eacces, EACCES),
-	FAIL(execvp_enoent, ENOENT),
-	FAIL(execvpe_enoent, ENOENT),
-	FAIL(fexecve_ebadf, EBADF),
-	FAIL(execl_enoent, ENOENT),
-	FAIL(execlp_enoent, ENOENT),
-	FAIL(execle_eacces, EACCES),
+	LFAIL(execve_enoent, ENOENT),
+	LFAIL(execv_eacces, EACCES),
+	LFAIL(execvp_enoent, ENOENT),
+	LFAIL(execvpe_enoent, ENOENT),
+	LFAIL(fexecve_ebadf, EBADF),
+	LFAIL(execl_enoent, ENOENT),
+	LFAIL(execlp_enoent, ENOENT),
+	LFAIL(execle_eacces, EACCES),
 	OK(getrlimit_ok),
 	FAIL(getrlimit_einval, EINVAL),
 	OK(getrlimit64_ok),

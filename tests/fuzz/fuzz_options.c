@@ -97,6 +97,7 @@ static void check_success(const struct rto_options *o, const char *err)
 	CHECK(o->report_offloads == 0 || o->report_offloads == 1);
 	CHECK(o->backstop == 0 || o->backstop == 1);
 	CHECK(o->report_traps == 0 || o->report_traps == 1);
+	CHECK(o->children == RTO_CHILDREN_CALLER || o->children == RTO_CHILDREN_HELPERS);
 	CHECK((o->fd_local & ~(unsigned)(RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS |
 					 RTO_FD_CHR)) == 0);
 	CHECK(o->async_ring_kb >= 4 && o->async_ring_kb <= 1048576);

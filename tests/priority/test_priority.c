@@ -101,7 +101,7 @@ static void fifo_hog_job(void *arg)
 /* ---- the realtime caller ----------------------------------------------------------- */
 
 struct caller {
-	int stat_fd; /* the helper's /proc/thread-self/stat, opened by an offloaded call */
+	int stat_fd; /* the helper's /proc/self/task/TID/stat (open_helper_stat) */
 	int warm_up; /* open it itself (else an earlier thread did) */
 	struct flag ready, go, done;
 	ssize_t n;
@@ -110,10 +110,24 @@ struct caller {
 	uint64_t cfs_at_return;
 };
 
+/*
+ * The helper's own stat file (workers=1), by its tid: /proc/thread-self
+ * would be the caller's own, as without the library.  The first offload
+ * starts the helper.
+ */
 static void open_helper_stat(int *fd)
 {
-	/* Offloaded: "thread-self" is the helper that runs the open (workers=1). */
-	*fd = open("/proc/thread-self/stat", O_RDONLY | O_CLOEXEC);
+	char path[64];
+	pid_t h[64];
+	int warm = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (warm >= 0)
+		close(warm);
+	*fd = -1;
+	if (helper_tids(h, 64) != 1)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)h[0]);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
 static void caller_job(void *arg)

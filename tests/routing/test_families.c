@@ -1706,17 +1706,20 @@ CASE(__vsyslog_chk_runs)
 	r->calls++;
 }
 
+/* A child starts on the calling thread (children=caller): local. */
+#define LOCAL(id) ENTRY(id, .local = 1)
+
 static const struct fcase process_cases[] = {
-	OK(system_status),
-	OK(system_null),
-	OK(system_effect),
-	OKP(popen_ok, NULL, post_popen),
-	FAIL(popen_einval, EINVAL),
+	LOCAL(system_status),
+	LOCAL(system_null),
+	LOCAL(system_effect),
+	ENTRY(popen_ok, .local = 1, .post = post_popen),
+	ENTRY(popen_einval, .local = 1, .fail = 1, .err = EINVAL),
 	OKP(pclose_ok, prep_popen, NULL),
-	OK(posix_spawn_ok),
-	ENTRY(posix_spawn_enoent, .fail = 1, .code = ENOENT),
-	OK(posix_spawnp_ok),
-	ENTRY(posix_spawnp_enoent, .fail = 1, .code = ENOENT),
+	LOCAL(posix_spawn_ok),
+	ENTRY(posix_spawn_enoent, .local = 1, .fail = 1, .code = ENOENT),
+	LOCAL(posix_spawnp_ok),
+	ENTRY(posix_spawnp_enoent, .local = 1, .fail = 1, .code = ENOENT),
 	OK(dlopen_ok),
 	ENTRY(dlopen_fail, .fail = 1), /* dlerror() is compared */
 	OKP(dlclose_ok, prep_dlopen, NULL),

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A call runs on a helper only in the kernel context the caller would have
+ * run it in (issue 28, finding 6).  A marked thread that changed a
+ * per-thread attribute which changes what a call means gets what it gets
+ * without the library, one attribute class per test:
+ *  - fs ids: setfsuid/setfsgid(65534), then a root-only 0600 file: EACCES
+ *    (a helper runs as root: the open succeeded); the same through a raw
+ *    system call (the backstop's trap), and set before the thread was
+ *    marked (seen at its mark);
+ *  - capabilities: CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped with
+ *    capset, then another user's 0600 file: EACCES;
+ *  - Landlock: a domain that allows reading one directory, then a file
+ *    outside it: EACCES;
+ *  - unshare(CLONE_FS): chdir and umask are the thread's own, a relative
+ *    create lands in its cwd with its umask, the process keeps its own;
+ *  - setns into a new network namespace: a UDP connect to 127.0.0.1 finds
+ *    its loopback down (ENETUNREACH);
+ *  - /proc/thread-self/comm: the thread's own name, not a helper's;
+ *  - ioprio_set and set_mempolicy (their effect on an offloaded call cannot
+ *    be observed directly): the thread's calls run on it from then on.
+ * Each runs on a thread of its own, which ends with its changed context.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rtoffload.h"
+
+int capset(cap_user_header_t hdr, const cap_user_data_t data);
+int capget(cap_user_header_t hdr, cap_user_data_t data);
+
+#define NOBODY 65534
+
+/* A system call made by the instruction itself, behind every wrapper: the backstop traps it. */
+static long raw1(long nr, long a0)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a0) : "rcx", "r11", "memory");
+	return ret;
+}
+
+struct ctx_case {
+	char dir[PATH_MAX], file[PATH_MAX];
+	int how;     /* what the job does first (per test) */
+	int fd, err; /* what the call under test gave */
+	char text[64];
+	uint64_t offloaded; /* offloaded calls of the thread after its change */
+};
+
+static void open_file(struct ctx_case *c)
+{
+	errno = 0;
+	c->fd = open(c->file, O_RDONLY);
+	c->err = errno;
+	if (c->fd >= 0)
+		close(c->fd);
+}
+
+/* A directory anyone may enter, with a file only uid owns and reads (0600). */
+static void make_private_file(struct ctx_case *c, uid_t uid)
+{
+	tmp_make(c->dir);
+	cr_assert_eq(chmod(c->dir, 0755), 0);
+	path_join(c->file, c->dir, "secret");
+	write_file(c->file, "secret\n");
+	cr_assert_eq(chmod(c->file, 0600), 0);
+	cr_assert_eq(chown(c->file, uid, uid), 0);
+}
+
+/* The job on a marked and an unmarked thread: the results must agree. */
+static void both(job_fn job, struct ctx_case *c, struct ctx_case *d)
+{
+	*d = *c;
+	run_unmarked(job, d);
+	run_marked(job, c);
+}
+
+/* ---- fs ids ---------------------------------------------------------------------- */
+
+enum { FS_WRAPPER, FS_RAW, FS_BEFORE_MARK };
+
+static void fsuid_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	if (c->how == FS_RAW) {
+		raw1(SYS_setfsgid, NOBODY);
+		raw1(SYS_setfsuid, NOBODY);
+	} else {
+		setfsgid(NOBODY);
+		setfsuid(NOBODY);
+	}
+	open_file(c);
+	setfsuid(0);
+	setfsgid(0);
+}
+
+static void fsuid_case(int how)
+{
+	struct ctx_case c = {.how = how}, d;
+
+	cr_assert(geteuid() == 0, "needs root: a file the fs ids cannot open");
+	make_private_file(&c, 0);
+	both(fsuid_job, &c, &d);
+	cr_expect(d.fd < 0 && d.err == EACCES, "unmarked: fd %d errno %d", d.fd, d.err);
+	cr_expect(c.fd < 0 && c.err == EACCES,
+		  "marked, fsuid %d: the root-only file opened (fd %d errno %d)", NOBODY, c.fd,
+		  c.err);
+	tmp_remove(c.dir);
+}
+
+Test(context, setfsuid_then_a_root_only_file_is_refused)
+{
+	fsuid_case(FS_WRAPPER);
+}
+
+Test(context, raw_setfsuid_then_a_root_only_file_is_refused)
+{
+	fsuid_case(FS_RAW);
+}
+
+/* Changed before the mark, behind the wrappers: the mark sees it. */
+static void fsuid_before_mark(void *arg)
+{
+	struct ctx_case *c = arg;
+	raw1(SYS_setfsgid, NOBODY);
+	raw1(SYS_setfsuid, NOBODY);
+	c->fd = rt_offload_mark_thread();
+	if (c->fd == 0) {
+		open_file(c);
+		rt_offload_unmark_thread();
+	}
+	raw1(SYS_setfsuid, 0);
+	raw1(SYS_setfsgid, 0);
+}
+
+Test(context, fsuid_set_before_the_mark_is_seen_at_the_mark)
+{
+	struct ctx_case c = {0};
+
+	cr_assert(geteuid() == 0, "needs root");
+	make_private_file(&c, 0);
+	start_helpers();
+	run_unmarked(fsuid_before_mark, &c);
+	cr_expect(c.fd < 0 && c.err == EACCES, "the root-only file opened (fd %d errno %d)", c.fd,
+		  c.err);
+	tmp_remove(c.dir);
+}
+
+/* ---- capabilities ----------------------------------------------------------------- */
+
+static void caps_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2], dropped[2];
+
+	if (capget(&h, data) != 0) {
+		c->fd = -2;
+		return;
+	}
+	memcpy(dropped, data, sizeof(data));
+	dropped[0].effective &= ~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+	if (capset(&h, dropped) != 0) {
+		c->fd = -3;
+		return;
+	}
+	open_file(c);
+	capset(&h, data); /* still permitted: back */
+}
+
+Test(context, capset_drop_then_another_users_file_is_refused)
+{
+	struct ctx_case c = {0}, d;
+
+	cr_assert(geteuid() == 0, "needs root: capabilities to drop");
+	make_private_file(&c, NOBODY);
+	both(caps_job, &c, &d);
+	cr_expect(d.fd == -1 && d.err == EACCES, "unmarked: fd %d errno %d", d.fd, d.err);
+	cr_expect(c.fd == -1 && c.err == EACCES,
+		  "marked, without CAP_DAC_OVERRIDE: another user's 0600 file opened (fd %d "
+		  "errno %d)",
+		  c.fd, c.err);
+	tmp_remove(c.dir);
+}
+
+/* ---- Landlock --------------------------------------------------------------------- */
+
+/* Its ABI version: the kernel's own answer (securityfs may not be mounted). */
+static int landlock_present(void)
+{
+	return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+}
+
+static void landlock_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	struct landlock_ruleset_attr ra = {.handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
+	int allowed = open(c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct landlock_path_beneath_attr pb = {.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE,
+						.parent_fd = allowed};
+
+	if (rs < 0 || allowed < 0 ||
+	    syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_landlock_restrict_self, rs, 0) != 0) {
+		c->fd = -2;
+		return;
+	}
+	close(rs);
+	close(allowed);
+	open_file(c); /* c->file lies outside c->dir: see the test */
+}
+
+Test(context, landlock_then_a_file_outside_the_ruleset_is_refused)
+{
+	struct ctx_case c = {0}, d;
+	char outside[PATH_MAX];
+
+	/* Every kernel this project supports has Landlock; a machine without it is not one. */
+	cr_assert(landlock_present(), "Landlock is not enabled: %s", strerror(errno));
+	tmp_make(c.dir);
+	tmp_make(outside);
+	path_join(c.file, outside, "readable");
+	write_file(c.file, "anyone\n");
+	both(landlock_job, &c, &d);
+	cr_expect(d.fd == -1 && d.err == EACCES, "unmarked: fd %d errno %d", d.fd, d.err);
+	cr_expect(c.fd == -1 && c.err == EACCES,
+		  "marked, Landlock-restricted: a file outside its ruleset opened (fd %d errno "
+		  "%d)",
+		  c.fd, c.err);
+	tmp_remove(c.dir);
+	tmp_remove(outside);
+}
+
+/* ---- unshare(CLONE_FS) ------------------------------------------------------------ */
+
+static void unshare_fs_job(void *arg)
+{
+	struct ctx_case *c = arg;
+
+	if (unshare(CLONE_FS) != 0 || chdir(c->dir) != 0) {
+		c->fd = -2;
+		return;
+	}
+	umask(077);
+	c->fd = open("made", O_CREAT | O_WRONLY, 0666);
+	c->err = errno;
+	if (c->fd >= 0)
+		close(c->fd);
+}
+
+Test(context, unshare_fs_gives_the_thread_its_own_cwd_and_umask)
+{
+	struct ctx_case c = {0};
+	char cwd[PATH_MAX], after[PATH_MAX], made[PATH_MAX];
+	struct stat st;
+
+	tmp_make(c.dir);
+	cr_assert(getcwd(cwd, sizeof(cwd)));
+	mode_t mask = umask(022);
+	run_marked(unshare_fs_job, &c);
+	mode_t mask_after = umask(mask);
+	cr_assert(getcwd(after, sizeof(after)));
+	cr_expect_str_eq(after, cwd, "the process's cwd moved to %s", after);
+	cr_expect_eq(mask_after, 022, "the process's umask became %03o", (unsigned)mask_after);
+	cr_assert_geq(c.fd, 0, "open: %d errno %d", c.fd, c.err);
+	path_join(made, c.dir, "made");
+	cr_assert_eq(stat(made, &st), 0, "the relative create did not land in the thread's cwd");
+	cr_expect_eq(st.st_mode & 0777, 0600, "mode %03o: not the thread's umask",
+		     (unsigned)(st.st_mode & 0777));
+	tmp_remove(c.dir);
+}
+
+/* ---- setns ------------------------------------------------------------------------ */
+
+/* A new network namespace, held by a descriptor (made by an unmarked thread). */
+static void new_netns(void *arg)
+{
+	int *fd = arg;
+	*fd = unshare(CLONE_NEWNET) == 0 ? open("/proc/thread-self/ns/net", O_RDONLY) : -1;
+}
+
+static void setns_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(9)};
+
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setns(c->how, CLONE_NEWNET) != 0) {
+		c->fd = -2;
+		return;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	errno = 0;
+	c->fd = connect(s, (struct sockaddr *)&to, sizeof(to));
+	c->err = errno;
+	close(s);
+}
+
+Test(context, setns_into_a_new_network_namespace_is_seen_by_the_calls)
+{
+	struct ctx_case c = {0}, d;
+	int ns = -1;
+
+	run_unmarked(new_netns, &ns);
+	cr_assert_geq(ns, 0, "no new network namespace: %s", strerror(errno));
+	c.how = ns;
+	both(setns_job, &c, &d);
+	cr_expect(d.fd == -1 && d.err == ENETUNREACH, "unmarked: %d errno %d", d.fd, d.err);
+	cr_expect(c.fd == -1 && c.err == ENETUNREACH,
+		  "marked, in a namespace whose loopback is down: connect gave %d errno %d", c.fd,
+		  c.err);
+	close(ns);
+}
+
+/* ---- /proc/thread-self ------------------------------------------------------------ */
+
+static void comm_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	pthread_setname_np(pthread_self(), "ctx-own-name");
+	FILE *f = fopen("/proc/thread-self/comm", "r");
+	if (!f || !fgets(c->text, sizeof(c->text), f))
+		snprintf(c->text, sizeof(c->text), "(unreadable)");
+	if (f)
+		fclose(f);
+	int fd = open("/proc/thread-self/comm", O_RDONLY);
+	char buf[32] = "";
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0 || strcmp(buf, c->text))
+		c->fd = -1;
+	if (fd >= 0)
+		close(fd);
+}
+
+Test(context, proc_thread_self_names_the_calling_thread)
+{
+	struct ctx_case c = {0};
+
+	start_helpers();
+	run_marked(comm_job, &c);
+	cr_expect_str_eq(c.text, "ctx-own-name\n", "/proc/thread-self/comm of a marked thread: %s",
+			 c.text);
+	cr_expect_eq(c.fd, 0, "open()+read() saw another name than fopen()");
+}
+
+/* ---- the I/O priority and the memory policy ----------------------------------------- */
+
+static void ioprio_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	/* IOPRIO_WHO_PROCESS, this thread, IOPRIO_CLASS_IDLE (3 << 13). */
+	if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) != 0) {
+		c->fd = -2;
+		return;
+	}
+	uint64_t before = offloaded_now();
+	open_file(c);
+	c->offloaded = offloaded_now() - before;
+}
+
+static void mempolicy_job(void *arg)
+{
+	struct ctx_case *c = arg;
+	unsigned long node0 = 1;
+	/* MPOL_BIND (2) to node 0, which every machine has. */
+	if (syscall(SYS_set_mempolicy, 2, &node0, sizeof(node0) * 8) != 0) {
+		c->fd = -2;
+		return;
+	}
+	uint64_t before = offloaded_now();
+	open_file(c);
+	c->offloaded = offloaded_now() - before;
+	syscall(SYS_set_mempolicy, 0, NULL, 0);
+}
+
+static void runs_local_after(job_fn job, const char *what)
+{
+	struct ctx_case c = {0};
+
+	tmp_make(c.dir);
+	path_join(c.file, c.dir, "f");
+	write_file(c.file, "x\n");
+	start_helpers();
+	run_marked(job, &c);
+	cr_assert_neq(c.fd, -2, "%s failed: %s", what, strerror(errno));
+	cr_expect_geq(c.fd, 0, "open: errno %d", c.err);
+	cr_expect_eq(c.offloaded, 0, "after %s, %lu calls were offloaded: they ran without it",
+		     what, (unsigned long)c.offloaded);
+	tmp_remove(c.dir);
+}
+
+Test(context, ioprio_set_keeps_the_threads_calls_on_it)
+{
+	runs_local_after(ioprio_job, "ioprio_set");
+}
+
+Test(context, set_mempolicy_keeps_the_threads_calls_on_it)
+{
+	runs_local_after(mempolicy_job, "set_mempolicy");
+}
