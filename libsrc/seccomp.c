@@ -13,6 +13,7 @@
 #include "callsite.h"
 #include "resolve.h"
 #include "seccomp.h"
+#include "backstop.h"
 #include "real.h"
 
 #include <errno.h>
@@ -23,12 +24,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* A raw call from the library's text: the thread may be armed already, and it never traps. */
 void rto_seccomp_check_at_mark(void)
 {
-	int saved = errno;
-	if (RTO_HAND_REAL(prctl)(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
+	if (rto_bs_raw(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) == SECCOMP_MODE_FILTER)
 		rto_self.own_filter = 1;
-	errno = saved;
 }
 
 /*
