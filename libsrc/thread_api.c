@@ -47,8 +47,8 @@ RTO_EXPORT int rt_offload_unmark_thread(void)
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
-	rto_route_unmark();
-	rto_backstop_leave(sel); /* unmarked: ALLOW */
+	rto_backstop_leave(sel);
+	rto_route_unmark(); /* last: unmarked, the selector allows */
 	return 0;
 }
 
