@@ -113,7 +113,10 @@ static int run_again(long nr, ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
 
-	if (*(const unsigned short *)(g[REG_RIP] - 2) != 0x050f)
+	unsigned short insn;
+
+	memcpy(&insn, (const void *)(g[REG_RIP] - 2), sizeof(insn)); /* any alignment */
+	if (insn != 0x050f)
 		return 0;
 	g[REG_RIP] -= 2;
 	g[REG_RAX] = nr;

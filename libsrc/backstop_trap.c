@@ -448,7 +448,10 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 	errno = saved;
-	if (again && *(const unsigned short *)(g[REG_RIP] - 2) == 0x050f) {
+	unsigned short insn = 0;
+	if (again) /* the program's instruction, at any alignment */
+		memcpy(&insn, (const void *)(g[REG_RIP] - 2), sizeof(insn));
+	if (again && insn == 0x050f) {
 		g[REG_RIP] -= 2; /* the syscall instruction, once more, allowed */
 		g[REG_RAX] = nr;
 		rto_bs_armed = 5;

@@ -137,18 +137,42 @@ Test(debug, a_program_using_syscall_user_dispatch_runs_as_without_the_library,
 
 /* ---- the library's own calls ------------------------------------------------------------ */
 
-static int count(const char *s, const char *what)
+/*
+ * The system calls that a program that only prints makes itself while
+ * marked, behind the wrappers: its exit's exit_group (libc's); under a
+ * sanitizer, the runtime's own memory calls at exit too.
+ */
+static const char *const own_traps[] = {
+	"exit_group",
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	"mmap",
+	"munmap",
+	"madvise",
+#endif
+};
+
+/* The first trap reported in err that is not one of own_traps, or NULL. */
+static const char *foreign_trap(const char *err, char *name, size_t len)
 {
-	int n = 0;
-	for (const char *q = s; (q = strstr(q, what)); q++)
-		n++;
-	return n;
+	static const char tag[] = "rtoffload: trap '";
+	for (const char *q = err; (q = strstr(q, tag)); q++) {
+		const char *b = q + sizeof(tag) - 1, *e = strchr(b, '\'');
+		if (!e || (size_t)(e - b) >= len)
+			return "?";
+		memcpy(name, b, (size_t)(e - b));
+		name[e - b] = '\0';
+		int own = 0;
+		for (size_t i = 0; i < sizeof(own_traps) / sizeof(own_traps[0]); i++)
+			own |= !strcmp(name, own_traps[i]);
+		if (!own)
+			return name;
+	}
+	return NULL;
 }
 
 /*
- * A program that only prints: every trap reported is one of its own (its
- * exit's exit_group, made by libc), none of the library's marking,
- * starting or exit report.
+ * A program that only prints: every trap reported is one of its own,
+ * none of the library's marking, starting or exit report.
  */
 Test(debug, the_librarys_own_work_never_traps, .timeout = TEST_TIMEOUT)
 {
@@ -163,9 +187,9 @@ Test(debug, the_librarys_own_work_never_traps, .timeout = TEST_TIMEOUT)
 		cr_assert_eq(run_proc(argv, e.env, &p), 0);
 		cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 3, "%#x", p.status);
 		cr_expect_str_eq(p.out, "before\nafter 3\n");
-		cr_expect_eq(count(p.err, "rtoffload: trap '"),
-			     count(p.err, "rtoffload: trap 'exit_group'"), "%s: %s", marks[m],
-			     p.err);
+		char name[64];
+		const char *bad = foreign_trap(p.err, name, sizeof(name));
+		cr_expect_null(bad, "%s: trap '%s'\n%s", marks[m], bad, p.err);
 	}
 }
 
