@@ -19,8 +19,15 @@
 #include <stdarg.h>
 #include <sys/ptrace.h>
 
-RTO_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+/*
+ * Uninstrumented, and not armed straight to libc: a sanitizer runtime sets
+ * its own alternate stack while it starts, before it can run instrumented
+ * code (rto.h).
+ */
+RTO_EXPORT RTO_UNINSTRUMENTED int sigaltstack(const stack_t *ss, stack_t *old)
 {
+	if (!(rto_bs_armed & 1))
+		return rto_real_sigaltstack(ss, old); /* nothing traps */
 	unsigned char sel = rto_backstop_enter();
 	int ret = rto_real_sigaltstack(ss, old);
 	rto_backstop_leave(sel);
