@@ -325,6 +325,8 @@ RTO_EXPORT int prctl(int option, ...)
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == RTO_PR_SET_SYSCALL_USER_DISPATCH) /* the program's own: backstop_cede.c */
+		return rto_backstop_program_dispatch(a[0], a[1], a[2], a[3]);
 	int ret = RTO_HAND_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
 		rto_ctx_set(RTO_CTX_SECCOMP); /* per thread: see context.c */

@@ -30,6 +30,7 @@
 #include "options_load.h"
 #include "backstop.h"
 #include "real.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <link.h>
@@ -45,6 +46,7 @@
 #endif
 
 __thread volatile unsigned char rto_bs_sel RTO_TLS;
+__thread unsigned char rto_bs_depth RTO_TLS;
 struct sigaction rto_backstop_chain;
 
 /*
@@ -86,6 +88,7 @@ __asm__(".text\n"
 
 __thread unsigned char rto_bs_armed RTO_TLS;
 int rto_backstop_on;
+int rto_backstop_traced;
 
 static uintptr_t text_start, text_len; /* the allowed region: the library's text */
 static const char *why_off = "backstop=off";
@@ -157,6 +160,9 @@ void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 {
 	sigsys_handler = handler;
 	program_action = action;
+	int traced = rto_backstop_traced_now();
+	if (traced) /* a program started by gdb or strace: the stops it would see alone */
+		rto_signal_faults_plain();
 	if (!rto_opt.backstop)
 		return;
 	if (under_valgrind())
@@ -176,6 +182,9 @@ void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 		else if (r != 0)
 			why_off = "the kernel refused Syscall User Dispatch "
 				  "(sysctl kernel.syscall_user_dispatch?)";
+		else if (traced)
+			why_off = "this process is traced: a tracer would see each trapped system "
+				  "call as a SIGSYS stop";
 		else
 			why_off = NULL;
 	}
@@ -242,6 +251,10 @@ void rto_backstop_arm_self(void)
 		rto_bs_sel = RTO_BS_ALLOW;
 		return;
 	}
+	if (CMM_LOAD_SHARED(rto_backstop_traced)) { /* a tracer would see each trap */
+		rto_bs_armed = 2;
+		return;
+	}
 	install_handler();
 	rto_bs_raw(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0, 0);
 	pthread_setspecific(disarm_key, (void *)1); /* non-NULL: the destructor runs */
@@ -265,6 +278,15 @@ void rto_backstop_disarm_self(void)
 	rto_bs_armed = 0;
 }
 
+void rto_backstop_give_up_self(void)
+{
+	if (rto_bs_armed & 1) {
+		rto_bs_sel = RTO_BS_ALLOW;
+		dispatch(PR_SYS_DISPATCH_OFF);
+	}
+	rto_bs_armed = 2;
+}
+
 void rto_backstop_marked_self(void)
 {
 	if (rto_bs_armed & 1)
@@ -277,7 +299,7 @@ void rto_backstop_leave_slow(unsigned char was)
 {
 	if (rto_bs_armed & 4) { /* a clone/vfork ran again, allowed: block again now */
 		rto_bs_armed = 1;
-		rto_backstop_leave(was);
+		rto_backstop_leave_outer(was);
 		return;
 	}
 	if (!rto_bs_armed && rto_self.route == RTO_ROUTE_MARKED) {
@@ -289,7 +311,8 @@ void rto_backstop_leave_slow(unsigned char was)
 
 void rto_backstop_after_fork(void)
 {
-	rto_bs_armed = 0; /* the kernel did not copy SUD into the child */
+	/* The kernel copied neither our dispatch nor the program's into the child. */
+	rto_bs_armed = 0;
 	rto_bs_sel = RTO_BS_ALLOW;
 }
 

@@ -15,6 +15,9 @@
  *   backstop.c        arming per thread, the SIGSYS handler's installation,
  *                     its chaining to the program's own SIGSYS handler
  *   backstop_trap.c   the handler: what one trapped system call becomes
+ *   backstop_altstack.c  a trapped sigaltstack, on the trapped frame
+ *   backstop_cede.c   what it gives up: a thread to the program's own
+ *                     dispatch, the process to a tracer
  *   backstop_stats.c  trapped/offloaded/local/denied per system call
  *   sysent.c          generated from syscalls.tbl by shim-gen/sysent-gen.c
  */
@@ -25,6 +28,7 @@
 #include "fn.h"
 
 #include <signal.h>
+#include <ucontext.h>
 
 /* ---- the system-call table (generated) ------------------------------------ */
 
@@ -33,7 +37,7 @@
 enum rto_sys_flag {
 	RTO_SYS_BYFD = 1 << 0,	    /* local when argument 0's descriptor is (fdclass.c) */
 	RTO_SYS_FIXED = 1 << 1,	    /* policy= cannot change it */
-	RTO_SYS_EMUL = 1 << 2,	    /* emulated on the trapped frame (signal mask, sigreturn) */
+	RTO_SYS_EMUL = 1 << 2,	    /* emulated on the trapped frame (mask, altstack, sigreturn) */
 	RTO_SYS_AGAIN = 1 << 3,	    /* run again in place, allowed (clone with CLONE_VM, vfork) */
 	RTO_SYS_FORGET0 = 1 << 4,   /* closes or replaces the descriptor in argument 0 */
 	RTO_SYS_FORGET1 = 1 << 5,   /* ... in argument 1 */
@@ -69,9 +73,19 @@ RTO_HIDDEN extern __thread volatile unsigned char rto_bs_sel RTO_TLS;
 RTO_HIDDEN extern __thread unsigned char rto_bs_armed RTO_TLS;
 /* backstop=on and the kernel has it: marked threads arm. */
 RTO_HIDDEN extern int rto_backstop_on;
+/* A thread of this process was made a tracee (PTRACE_TRACEME): no thread arms from then on. */
+RTO_HIDDEN extern int rto_backstop_traced;
 
 RTO_HIDDEN void rto_backstop_arm_self(void);
 RTO_HIDDEN void rto_backstop_leave_slow(unsigned char was);
+
+/*
+ * How deep the thread is in the library's own work (enter/leave pairs): a
+ * call the library makes for itself inside it (rto_call for a descriptor's
+ * class, inside the wrapped call that needs it) must not block again on
+ * its way out, while the outer work goes on calling libc.
+ */
+RTO_HIDDEN extern __thread unsigned char rto_bs_depth RTO_TLS;
 
 /* The library's code starts on this thread (rto_call): its system calls pass. */
 static inline unsigned char rto_backstop_enter(void)
@@ -79,15 +93,16 @@ static inline unsigned char rto_backstop_enter(void)
 	unsigned char was = rto_bs_sel;
 
 	rto_bs_sel = RTO_BS_ALLOW;
+	rto_bs_depth++;
 	return was;
 }
 
 /*
- * ... and ends.  An armed thread: one TLS load and a store.  A thread
- * marked by mark= from another thread arms itself here, at its first
- * wrapped call (prctl acts on the calling thread only).
+ * ... and ends (the outermost leave).  An armed thread: one TLS load and a
+ * store.  A thread marked by mark= from another thread arms itself here,
+ * at its first wrapped call (prctl acts on the calling thread only).
  */
-static inline void rto_backstop_leave(unsigned char was)
+static inline void rto_backstop_leave_outer(unsigned char was)
 {
 	unsigned char armed = rto_bs_armed;
 
@@ -105,6 +120,14 @@ static inline void rto_backstop_leave(unsigned char was)
 		return;
 	}
 	rto_bs_sel = was;
+}
+static inline void rto_backstop_leave(unsigned char was)
+{
+	if (RTO_UNLIKELY(--rto_bs_depth != 0)) { /* nested: the outer work goes on */
+		rto_bs_sel = was;
+		return;
+	}
+	rto_backstop_leave_outer(was);
 }
 
 /* ---- backstop.c ------------------------------------------------------------------ */
@@ -125,6 +148,11 @@ static inline void rto_backstop_unmarked_self(void)
 	if (rto_bs_armed & 1)
 		rto_bs_sel = RTO_BS_ALLOW;
 }
+/*
+ * SUD off for the calling thread for good (armed 2): the program's own
+ * dispatch or a tracer took it (backstop_cede.c).
+ */
+RTO_HIDDEN void rto_backstop_give_up_self(void);
 /* SUD off for the calling thread (its exit: its TLS may go away next). */
 RTO_HIDDEN void rto_backstop_disarm_self(void);
 /* In a forked child: the kernel disarmed the forking thread. */
@@ -163,8 +191,25 @@ RTO_HIDDEN long rto_bs_raw(long nr, long a0, long a1, long a2, long a3, long a4,
 /* The library's signal restorer (rt_sigreturn from the allowed region). */
 RTO_HIDDEN void rto_bs_restorer(void);
 
+/* backstop_altstack.c: a trapped sigaltstack, on the trapped frame's uc_stack (-errno). */
+RTO_HIDDEN long rto_bs_emul_sigaltstack(ucontext_t *uc, const stack_t *uss, stack_t *uoss);
+
 /* callsite.c: an event of a trapped call, its backtrace from the trapped context uc. */
 RTO_HIDDEN void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc);
+
+/* ---- backstop_cede.c: the program's own dispatch, a tracer ------------------------ */
+
+#define RTO_PR_SET_SYSCALL_USER_DISPATCH 59
+
+/* At load: is this process traced (TracerPid in /proc/self/status)? */
+RTO_HIDDEN int rto_backstop_traced_now(void);
+/* prctl(PR_SET_SYSCALL_USER_DISPATCH, ...) of the program, through its wrapper (automark.c). */
+RTO_HIDDEN int rto_backstop_program_dispatch(unsigned long mode, unsigned long off,
+					     unsigned long len, unsigned long sel);
+/* ptrace(PTRACE_TRACEME) of the program succeeded, through its wrapper or trapped. */
+RTO_HIDDEN void rto_backstop_now_traced(void);
+/* In the handler: a trapped call that hands the thread over; 1 and rax set, or 0. */
+RTO_HIDDEN int rto_bs_cede(long nr, const long *a, ucontext_t *uc);
 
 /* ---- backstop_stats.c ------------------------------------------------------------ */
 

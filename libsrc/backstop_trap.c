@@ -17,6 +17,12 @@
  * A filter installed by a raw seccomp instruction stays unseen, as it is
  * without the backstop (seccomp.c sees libc's and prctl's): the tests'
  * witness filters rely on it.
+ * The table's "emul" calls (the signal mask and the alternate stack, which
+ * rt_sigreturn restores; rt_sigaction) are emulated on the trapped frame
+ * whatever the thread's route (backstop_altstack.c); the program's own
+ * PR_SET_SYSCALL_USER_DISPATCH and PTRACE_TRACEME hand the thread over
+ * (backstop_cede.c).  A SIGSYS of dispatch on a thread that is not armed
+ * is the program's own: chained, like seccomp's.
  * A call of a thread with its own seccomp filter, of a thread inside the
  * library's own work (BUSY) or of a vfork child runs here: as the wrapped
  * functions do (route.c).  So does one when no helper runs yet: starting
@@ -225,6 +231,21 @@ static long emul_sigaction(long sig, const struct ksa *act, struct ksa *old, lon
 	return rto_bs_raw(SYS_rt_sigaction, sig, act ? (long)&copy : 0, (long)old, 8, 0, 0);
 }
 
+/*
+ * The table's "emul" calls, whatever the thread's route: run here they
+ * would be undone by the handler's rt_sigreturn (the mask, the alternate
+ * stack), or would unblock or replace what the backstop needs (SIGSYS).
+ */
+static long emulate(long nr, const long *a, ucontext_t *uc)
+{
+	rto_backstop_count(nr, RTO_BS_LOCAL);
+	if (nr == SYS_rt_sigprocmask)
+		return emul_sigprocmask(uc, a[0], (const uint64_t *)a[1], (uint64_t *)a[2], a[3]);
+	if (nr == SYS_sigaltstack)
+		return rto_bs_emul_sigaltstack(uc, (const stack_t *)a[0], (stack_t *)a[1]);
+	return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
+}
+
 /* ---- the program's own SIGSYS (seccomp RET_TRAP) ------------------------------------- */
 
 RTO_UNINSTRUMENTED static void chain(int sig, siginfo_t *si, void *uc)
@@ -344,13 +365,6 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 	int handling = e->handling;
 	long ret;
 
-	if (e->flags & RTO_SYS_EMUL) {
-		rto_backstop_count(nr, RTO_BS_LOCAL);
-		if (nr == SYS_rt_sigprocmask)
-			return emul_sigprocmask(uc, a[0], (const uint64_t *)a[1], (uint64_t *)a[2],
-						a[3]);
-		return emul_sigaction(a[0], (const struct ksa *)a[1], (struct ksa *)a[2], a[3]);
-	}
 	if (shared_child_stack(nr, a) >= 0) { /* a thread, vfork: not a fork */
 		rto_note_clone_args(nr, a);   /* its child may share our TLS: shared_tls.c */
 		rto_backstop_count(nr, RTO_BS_LOCAL);
@@ -396,7 +410,8 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	int saved = errno;
 
-	if (si->si_code != SYS_USER_DISPATCH) {
+	/* Not ours: seccomp's RET_TRAP, or the program's own dispatch (backstop_cede.c). */
+	if (si->si_code != SYS_USER_DISPATCH || !(rto_bs_armed & 1)) {
 		chain(sig, si, ucv);
 		errno = saved;
 		rto_bs_sel = was;
@@ -420,7 +435,11 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 	} else {
 		rto_backstop_count(nr, RTO_BS_TRAPPED);
 		report_trap(nr, uc);
-		if (rto_self.route == RTO_ROUTE_DIRECT) { /* unmarked by mark= meanwhile */
+		if (rto_sysent[nr].flags & RTO_SYS_EMUL) {
+			g[REG_RAX] = emulate(nr, a, uc);
+		} else if (rto_bs_cede(nr, a, uc)) {
+			/* rax is set: the program's own dispatch, a tracer (backstop_cede.c) */
+		} else if (rto_self.route == RTO_ROUTE_DIRECT) { /* unmarked by mark= meanwhile */
 			rto_backstop_count(nr, RTO_BS_LOCAL);
 			g[REG_RAX] = run_here(nr, a, uc, &again);
 		} else if (rto_self.route != RTO_ROUTE_MARKED || rto_self.vforking ||
@@ -433,7 +452,10 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 	errno = saved;
-	if (again && *(const unsigned short *)(g[REG_RIP] - 2) == 0x050f) {
+	unsigned short insn = 0;
+	if (again) /* the program's instruction, at any alignment */
+		memcpy(&insn, (const void *)(g[REG_RIP] - 2), sizeof(insn));
+	if (again && insn == 0x050f) {
 		g[REG_RIP] -= 2; /* the syscall instruction, once more, allowed */
 		g[REG_RAX] = nr;
 		rto_bs_armed = 5;

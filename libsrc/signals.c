@@ -207,14 +207,17 @@ void rto_signal_kick(int tid)
  * trampoline for that; faults elsewhere reach the program's handler, or
  * the default action, as before.
  */
+static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static int faults_plain; /* traced: see rto_signal_faults_plain() */
+
 static void install_fault_trampolines(void)
 {
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-
 	for (unsigned i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
 		int sig = faults[i];
 		struct sigaction cur, mine;
 		if (real_sigaction(sig, NULL, &cur) != 0 || cur.sa_sigaction == trampoline)
+			continue;
+		if (uatomic_read(&faults_plain) && !is_function((void *)cur.sa_handler))
 			continue;
 		user_handler[sig] = (void *)cur.sa_handler; /* installed before us */
 		user_flags[sig] = cur.sa_flags;
@@ -222,6 +225,29 @@ static void install_fault_trampolines(void)
 		mine.sa_sigaction = trampoline;
 		mine.sa_flags |= SA_SIGINFO;
 		real_sigaction(sig, &mine, NULL);
+	}
+}
+
+/*
+ * A tracer sees each signal of its tracee: a fault that no handler of the
+ * program's takes would stop it twice (the trampoline sets the default
+ * action back, and the instruction faults again).  Traced, such a fault
+ * keeps the kernel's default action; a fault inside a call on a worker
+ * then ends the process there, as it would have on the caller.
+ */
+void rto_signal_faults_plain(void)
+{
+	uatomic_set(&faults_plain, 1);
+	for (unsigned i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		int sig = faults[i];
+		void *h = user_handler[sig];
+		struct sigaction cur;
+		if (real_sigaction(sig, NULL, &cur) != 0 || cur.sa_sigaction != trampoline ||
+		    is_function(h))
+			continue;
+		cur.sa_handler = h == (void *)SIG_IGN ? SIG_IGN : SIG_DFL;
+		cur.sa_flags = user_flags[sig];
+		real_sigaction(sig, &cur, NULL);
 	}
 }
 

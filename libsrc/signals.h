@@ -19,6 +19,8 @@ RTO_HIDDEN void rto_signal_kick(int tid);
 /* Worker side: take a kick still pending, so that it cannot end the next call. */
 RTO_HIDDEN void rto_signal_take_kick(void);
 RTO_HIDDEN void rto_signal_worker_init(void);
+/* The process is traced: faults without a handler of the program's keep the default action. */
+RTO_HIDDEN void rto_signal_faults_plain(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
 /* 1: sig's action is SIG_DFL (lifetime.c). */
 RTO_HIDDEN int rto_signal_is_default(int sig);

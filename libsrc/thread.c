@@ -45,6 +45,8 @@ void rto_thread_capture(struct rto_thread *t)
 
 	if (t->identity_known)
 		return;
+	unsigned char sel =
+		rto_backstop_enter(); /* the library's own calls: armed, they would trap */
 	rto_ctx_check_at_mark();
 	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
@@ -54,6 +56,7 @@ void rto_thread_capture(struct rto_thread *t)
 		memcpy(&t->sigmask, &mask, sizeof(t->sigmask));
 	rto_helpers_raise_ceiling(t->prio);
 	t->identity_known = 1;
+	rto_backstop_leave(sel);
 }
 
 /* ---- the signal mask, followed where it changes ------------------------------ */

@@ -43,11 +43,12 @@ RTO_EXPORT int rt_offload_mark_thread(void)
 
 RTO_EXPORT int rt_offload_unmark_thread(void)
 {
-	rto_backstop_enter(); /* what follows is the library's own work; unmarked: ALLOW */
+	unsigned char sel = rto_backstop_enter(); /* the library's own work */
 	rto_self.by_policy = 0;
 	if (rto_self.route != RTO_ROUTE_DIRECT)
 		rto_thread_unmarked();
-	rto_route_unmark();
+	rto_backstop_leave(sel);
+	rto_route_unmark(); /* last: unmarked, the selector allows */
 	return 0;
 }
 
