@@ -243,7 +243,7 @@ def run_cpython(files, extra, mode, a, tag=""):
     one per file ("test_x [file]")."""
     tmp = tempfile.mkdtemp(prefix=f"py-{mode}-", dir=a.work)
     os.makedirs(os.path.join(tmp, "home"))
-    label = files[0] if len(files) == 1 else f"{len(files)}files"
+    label = files[0] if len(files) == 1 else f"{files[0]}..{files[-1]}"
     logp = os.path.join(a.logs, f"cpython.{label}.{mode}{tag}.log")
     xml = os.path.join(a.logs, f"cpython.{label}.{mode}{tag}.xml")
     # No -u: regrtest's default denies every optional resource, the
@@ -341,6 +341,11 @@ def plan(a):
             units.append(("cpython", files, [], lib_modes))
         elif a.full:
             units.append(("cpython", [], [], lib_modes))
+        # a few test files a regrtest run: -j has work, --deadline a grain
+        if units and units[-1][0] == "cpython" and len(units[-1][1]) > a.chunk:
+            u = units.pop()
+            for i in range(0, len(u[1]), a.chunk):
+                units.append((u[0], u[1][i:i + a.chunk], u[2], u[3]))
         else:
             for f, extra, modes in FAST_CPYTHON:
                 units.append(("cpython", [f], extra,
@@ -370,6 +375,10 @@ def main():
     p.add_argument("--stress-time", type=int)
     p.add_argument("--py-timeout", type=int)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--chunk", type=int, default=6,
+                   help="CPython test files per regrtest run")
+    p.add_argument("--deadline", type=int, default=10 ** 9,
+                   help="seconds after which no further unit starts")
     p.add_argument("--expected", default=os.path.join(HERE, "expected.tsv"))
     a = p.parse_args()
 
@@ -408,13 +417,20 @@ def main():
     # results[(suite, key, mode)] = (outcome, detail)
     rows = []
     timings = {}
+    skipped = []
     try:
         for suite, unit, extra, modes in units:
             t0 = time.monotonic()
+            if time.monotonic() - t_start > a.deadline:
+                skipped.append(unit if isinstance(unit, str) else " ".join(unit))
+                continue
             if suite == "cpython" and not unit:
                 unit = every_cpython_file()
+                units.extend(("cpython", unit[i:i + a.chunk], extra, modes)
+                             for i in range(0, len(unit), a.chunk))
+                continue
             label = unit if isinstance(unit, str) else \
-                (unit[0] if len(unit) == 1 else f"{len(unit)} test files")
+                (unit[0] if len(unit) == 1 else f"{unit[0]}..{unit[-1]}")
             log(f"{suite} {label}: plain and {', '.join(modes)}")
 
             def run(mode, tag=""):
@@ -472,7 +488,9 @@ def main():
     finally:
         shutil.rmtree(a.work, ignore_errors=True)
 
-    report(a, rows, timings, expected, time.monotonic() - t_start)
+    if skipped:
+        log(f"--deadline: not run: {' '.join(skipped)}")
+    report(a, rows, timings, expected, time.monotonic() - t_start, skipped)
     return 1 if any(r[5] == "differ" for r in rows) else 0
 
 
@@ -491,7 +509,7 @@ def run_cpython_rerun(files, differing, extra, mode, a):
     return run_cpython(files, extra, "plain", a, f".rerun-{mode}")
 
 
-def report(a, rows, timings, expected, total):
+def report(a, rows, timings, expected, total, skipped):
     with open(os.path.join(a.out, "results.tsv"), "w") as f:
         f.write("suite\tcase\tmode\tplain\tlibrary\tverdict\tnote\n")
         for r in rows:
@@ -516,6 +534,8 @@ def report(a, rows, timings, expected, total):
     unused = [e for e in expected if not e["used"]]
     md.append("")
     md.append(f"Total {total:.0f} s: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
+    if skipped:
+        md.append(f"Not run (--deadline): {' '.join(skipped)}")
     text = "\n".join(md) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)
