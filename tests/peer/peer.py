@@ -137,7 +137,7 @@ METRIC = re.compile(r"metrc: \[\d+\] (\S+)\s+(\d+)\s+[\d.]+\s+[\d.]+")
 
 # Stressors that refuse to run as root ("exec stressor must not run as
 # root"): run as nobody.
-AS_NOBODY = {"exec"}
+AS_NOBODY = {"exec", "spawn"}
 
 # A stressor that passed but did less than this fraction of its plain
 # bogo ops under the library did not really run (vm-segv: 1 op against
@@ -158,7 +158,7 @@ def stress_outcome(name, status, timed_out, text):
             ops = int(m.group(2))
     fails = [l for l in text.splitlines() if " fail: " in l]
     early = "finished prematurely" in text
-    skipped = re.search(r"skipping stress|not implemented|skipped", text) \
+    skipped = re.search(r"skipping stress|not implemented|skipped|skipping the stressor", text) \
         or "aborted early, out of system resources" in text
     detail = f"rc={status} ops={ops}" + (f" fail-lines={len(fails)}" if fails else "") \
         + (" premature" if early else "")
