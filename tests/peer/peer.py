@@ -170,6 +170,8 @@ def stress_outcome(name, status, timed_out, text):
         return f"fail(rc={status})", detail
     if fails:
         return "fail(log)", detail
+    if early:  # "WARNING: finished prematurely": its child ended early
+        return "premature", detail
     if skipped and not ops:
         return "skipped", detail
     if not ops:
