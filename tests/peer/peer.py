@@ -304,7 +304,8 @@ def load_expected(path):
 
 def explain(rows, suite, case, mode):
     for r in rows:
-        if r["suite"] == suite and fnmatch.fnmatchcase(case, r["case"]) \
+        # exactly, or as a glob ("test_x [file]" is no character class)
+        if r["suite"] == suite and (case == r["case"] or fnmatch.fnmatchcase(case, r["case"])) \
                 and fnmatch.fnmatchcase(mode, r["mode"]):
             r["used"] += 1
             return r
