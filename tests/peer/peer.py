@@ -214,7 +214,7 @@ FILE_LINE = re.compile(r"\[\s*\d+/\d+(?:/\d+)?\]\s+(test_\w+)(?:\s+(.*))?$")
 def file_outcome(rest):
     rest = (rest or "").strip()
     rest = re.sub(r"\s*--.*$", "", rest)
-    rest = re.sub(r"\s*\([\d.]+ (?:sec|min)\)", "", rest)
+    rest = re.sub(r"\s*\((?:\d+ hour )?(?:\d+ min)? ?(?:[\d.]+ sec)?\)", "", rest)
     rest = re.sub(r"\s*\(Exit code (-?\d+)\)", r"(\1)", rest)
     rest = re.sub(r"timed out \(.*\)", "timed out", rest)
     return rest or "passed"
