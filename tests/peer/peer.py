@@ -387,6 +387,11 @@ def main():
     p.add_argument("--expected", default=os.path.join(HERE, "expected.tsv"))
     a = p.parse_args()
 
+    # A program's tests expect SIGINT and SIGQUIT at their defaults; a
+    # runner started in the background by a shell has them ignored, and
+    # exec passes that on (test_signal's KeyboardInterrupt tests).
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
     a.lib = os.path.realpath(a.lib)
     if not os.path.isfile(a.lib):
         sys.exit(f"run.sh: no library at {a.lib}")
