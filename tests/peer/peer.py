@@ -67,6 +67,11 @@ test_epoll test_poll test_file test_pathlib test_glob test_stat test_pipes
 test_sched test_time test_sysconfig test_sys test_gc
 """.split()
 
+# Left out of every CPython run: on a virtual machine the AF_VSOCK
+# tests' accept() waits for ever, plainly (test_socket then times out
+# after --timeout; vsock is no loopback either).
+CPYTHON_IGNORE = ["*ThreadedVSOCKSocketStreamTest*"]
+
 # The fast subset (ctest, label "peer"): every case issue 28 found a
 # defect with, under the options it was found with, and quick stressors
 # of the process model.  A few seconds each.
@@ -105,6 +110,8 @@ def run_bounded(cmd, env, cwd, timeout, logpath):
     """Runs cmd in a session of its own, output to logpath; after timeout
     seconds the whole session is killed.  Returns (status, timed_out)."""
     with open(logpath, "wb") as out:
+        out.write((" ".join(cmd) + "\n").encode())
+        out.flush()
         p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out,
                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
@@ -257,6 +264,8 @@ def run_cpython(files, extra, mode, a, tag=""):
     cmd = ["/usr/bin/python3.11", "-m", "test", "-j", str(a.jobs),
            "--timeout", str(a.py_timeout), "--junit-xml", xml,
            "--tempdir", os.path.join(tmp, "regrtest")] + extra + files
+    for pattern in CPYTHON_IGNORE:
+        cmd[-len(files):-len(files)] = ["--ignore", pattern]
     t0 = time.monotonic()
     budget = a.py_timeout * (len(files) + 2) + 60
     status, timed_out = run_bounded(cmd, environment(mode, a.lib, tmp), tmp,
