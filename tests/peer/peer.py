@@ -55,6 +55,11 @@ pthread mmap mmapfork mmapfixed malloc prctl landlock cap ioprio
 schedpolicy unshare seccomp usersyscall
 """.split()
 
+# Left out of --full: the "resources" stressor (memory class) exhausts what
+# the machine has, the disk included: every other process on it gets
+# ENOSPC while it runs (CPython's tests beside it did).
+STRESS_EXCLUDE = {"resources"}
+
 # CPython's test files closest to the process model: processes, signals,
 # threads, descriptors, files, terminals, sockets on loopback.
 CPYTHON_PROCESS = """
@@ -341,7 +346,8 @@ def plan(a):
                 out += subprocess.run(["stress-ng", "--class", cls + "?"],
                                       capture_output=True, text=True).stderr
                 m = re.search(r"stressors: (.*)", out)
-                names += [n for n in m.group(1).split() if n not in names]
+                names += [n for n in m.group(1).split()
+                          if n not in names and n not in STRESS_EXCLUDE]
         else:
             names = FAST_STRESS
         for n in names:
@@ -459,53 +465,11 @@ def main():
                     return run_stressor(unit, mode, a, tag)
                 return run_cpython(unit, extra, mode, a, tag)
 
-            plain = run("plain")
-            reruns = {}
-            for mode in modes:
-                res = run(mode)
-                if suite == "stress-ng":
-                    p_ops, m_ops = stress_ops(plain[unit][1]), stress_ops(res[unit][1])
-                    if plain[unit][0] == res[unit][0] == "pass" and m_ops < COLLAPSED_OPS \
-                            and p_ops >= PLAIN_OPS:
-                        res[unit] = (f"collapsed({m_ops}/{p_ops} ops)", res[unit][1])
-                keys = sorted(set(plain) | set(res))
-                differing = [k for k in keys
-                             if plain.get(k, ("absent",))[0] != res.get(k, ("absent",))[0]]
-                # Rerun plainly once what differs (per stressor; per CPython
-                # test file, the differing cases only).
-                again = {}
-                if differing and suite == "stress-ng":
-                    if unit not in reruns:
-                        reruns[unit] = run("plain", ".rerun")
-                    again = reruns[unit]
-                elif differing:
-                    need = [k for k in differing if k not in reruns]
-                    if need:
-                        todo = sorted({case_file(k) for k in need})
-                        reruns.update(run_cpython_rerun(
-                            todo, [k for k in differing if case_file(k) in todo],
-                            extra, mode, a))
-                    again = reruns
-                for k in keys:
-                    p0 = plain.get(k, ("absent", ""))
-                    m0 = res.get(k, ("absent", ""))
-                    if p0[0] == m0[0]:
-                        rows.append((suite, k, mode, p0[0], m0[0], "same", ""))
-                        continue
-                    p1 = again.get(k, ("absent", ""))[0]
-                    if p1 != p0[0]:
-                        rows.append((suite, k, mode, p0[0], m0[0], "explained",
-                                     f"flaky plainly: a plain rerun gave {p1}"))
-                        continue
-                    e = explain(expected, suite, k, mode)
-                    if e and e["kind"] != "pending":
-                        rows.append((suite, k, mode, p0[0], m0[0], "explained",
-                                     f"{e['kind']}: {e['why']}"))
-                    else:
-                        why = f"pending: {e['why']}" if e else ""
-                        detail = m0[1] if suite == "stress-ng" else ""
-                        rows.append((suite, k, mode, p0[0], m0[0], "differ",
-                                     "; ".join(x for x in (why, detail) if x)))
+            try:
+                compare(suite, unit, modes, run, extra, expected, rows, a)
+            except OSError as e:  # the machine's, not the program's: say so
+                log(f"{suite} {label}: runner error: {e}")
+                rows.append((suite, label, "*", "-", "-", "differ", f"runner error: {e}"))
             timings[f"{suite} {label}"] = time.monotonic() - t0
             save_rows(a, rows)  # what a long run has so far
     finally:
@@ -515,6 +479,57 @@ def main():
         log(f"--deadline: not run: {' '.join(skipped)}")
     report(a, rows, timings, expected, time.monotonic() - t_start, skipped)
     return 1 if any(r[5] == "differ" for r in rows) else 0
+
+
+def compare(suite, unit, modes, run, extra, expected, rows, a):
+    """Runs one unit plainly and in each mode; appends its comparisons."""
+    plain = run("plain")
+    reruns = {}
+    for mode in modes:
+        res = run(mode)
+        if suite == "stress-ng":
+            p_ops, m_ops = stress_ops(plain[unit][1]), stress_ops(res[unit][1])
+            if plain[unit][0] == res[unit][0] == "pass" and m_ops < COLLAPSED_OPS \
+                    and p_ops >= PLAIN_OPS:
+                res[unit] = (f"collapsed({m_ops}/{p_ops} ops)", res[unit][1])
+        keys = sorted(set(plain) | set(res))
+        differing = [k for k in keys
+                     if plain.get(k, ("absent",))[0] != res.get(k, ("absent",))[0]]
+        # Rerun plainly once what differs (per stressor; per CPython
+        # test file, the differing cases only).
+        again = {}
+        if differing and suite == "stress-ng":
+            if unit not in reruns:
+                reruns[unit] = run("plain", ".rerun")
+            again = reruns[unit]
+        elif differing:
+            need = [k for k in differing if k not in reruns]
+            if need:
+                todo = sorted({case_file(k) for k in need})
+                reruns.update(run_cpython_rerun(
+                    todo, [k for k in differing if case_file(k) in todo],
+                    extra, mode, a))
+            again = reruns
+        for k in keys:
+            p0 = plain.get(k, ("absent", ""))
+            m0 = res.get(k, ("absent", ""))
+            if p0[0] == m0[0]:
+                rows.append((suite, k, mode, p0[0], m0[0], "same", ""))
+                continue
+            p1 = again.get(k, ("absent", ""))[0]
+            if p1 != p0[0]:
+                rows.append((suite, k, mode, p0[0], m0[0], "explained",
+                             f"flaky plainly: a plain rerun gave {p1}"))
+                continue
+            e = explain(expected, suite, k, mode)
+            if e and e["kind"] != "pending":
+                rows.append((suite, k, mode, p0[0], m0[0], "explained",
+                             f"{e['kind']}: {e['why']}"))
+            else:
+                why = f"pending: {e['why']}" if e else ""
+                detail = m0[1] if suite == "stress-ng" else ""
+                rows.append((suite, k, mode, p0[0], m0[0], "differ",
+                             "; ".join(x for x in (why, detail) if x)))
 
 
 def run_cpython_rerun(files, differing, extra, mode, a):
