@@ -452,8 +452,7 @@ def main():
     for tool in ("stress-ng", "/usr/bin/python3.11"):
         if not shutil.which(tool):
             sys.exit(f"run.sh: {tool} missing (.ci/deps installs it)")
-    if not os.path.isdir("/usr/lib/python3.11/test/test_queue.py".rsplit("/", 1)[0]) \
-            or not os.path.exists("/usr/lib/python3.11/test/test_queue.py"):
+    if not os.path.exists("/usr/lib/python3.11/test/test_queue.py"):
         sys.exit("run.sh: CPython's tests missing: libpython3.11-testsuite (.ci/deps)")
 
     os.makedirs(a.out, exist_ok=True)
@@ -465,7 +464,7 @@ def main():
     t_start = time.monotonic()
     units = plan(a)
 
-    # results[(suite, key, mode)] = (outcome, detail)
+    # (suite, case, mode, plain outcome, library outcome, verdict, note)
     rows = []
     timings = {}
     skipped = []
