@@ -381,14 +381,11 @@ def plan(a):
                 files = CPYTHON_PROCESS
             elif files == ["all"]:
                 files = []  # regrtest's own list: every test file
-            units.append(("cpython", files, [], lib_modes))
+            # a few test files a regrtest run: -j has work, --deadline a grain
+            for i in range(0, max(len(files), 1), a.chunk):
+                units.append(("cpython", files[i:i + a.chunk], [], lib_modes))
         elif a.full:
-            units.append(("cpython", [], [], lib_modes))
-        # a few test files a regrtest run: -j has work, --deadline a grain
-        if units and units[-1][0] == "cpython" and len(units[-1][1]) > a.chunk:
-            u = units.pop()
-            for i in range(0, len(u[1]), a.chunk):
-                units.append((u[0], u[1][i:i + a.chunk], u[2], u[3]))
+            units.append(("cpython", [], [], lib_modes))  # chunked when run
         else:
             for f, extra, modes in FAST_CPYTHON:
                 units.append(("cpython", [f], extra,
