@@ -31,11 +31,15 @@
  * of what a tracer and a dispatch see: it takes the child's fault itself
  * (exit 66) and can hang in that report in a child forked from threads, a
  * program's dispatch with no allowed region traps the runtime's own calls
- * (killed by SIGSYS without the library too), and gdb outlasts the test's
- * timeout.  Those cases run in the plain and AddressSanitizer presets.
+ * (killed by SIGSYS without the library too).  Those cases run in the
+ * plain and AddressSanitizer presets.
  */
 #ifdef __SANITIZE_THREAD__
 #define NO_TRACED_RUNTIME 1
+#endif
+/* A sanitizer's runtime in the program makes gdb outlast the timeout too. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NO_GDB 1
 #endif
 
 /* LD_PRELOAD and RTOFFLOAD_OPTIONS for a preloaded run. */
@@ -225,7 +229,7 @@ Test(debug, the_librarys_own_work_never_traps, .timeout = TEST_TIMEOUT)
 	}
 }
 
-#ifndef NO_TRACED_RUNTIME
+#ifndef NO_GDB
 /* ---- gdb ------------------------------------------------------------------------------------- */
 
 /* gdb's output of a session that ran GDB_PROG to its breakpoint and to its end. */
