@@ -344,10 +344,9 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	pthread_attr_setstacksize(&attr, LIVE_STACK);
 	uatomic_set(&fds_closed, 0); /* a forked child's start */
 	int err = rto_create_own_thread(&tid, &attr, publisher, NULL);
-	if (!err) {
-		rto_lifetime_helper_started(); /* like a helper: it keeps no process alive */
+	if (!err)
 		rto_real_pthread_setname_np(tid, "rtoffload-live");
-	} else
+	else
 		rto_say(1, "live: cannot start its thread: %s", strerror(err));
 	pthread_attr_destroy(&attr);
 	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -355,6 +354,15 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	while (!err && !uatomic_read(&fds_closed))
 		rto_futex_wait(&fds_closed, 0);
 	cmm_smp_mb();
+	/*
+	 * Like a helper it keeps no process alive, but only once it stays: a
+	 * publisher that could not make its segment (another user's file of
+	 * this pid, left by the image before an exec that changed user) ends,
+	 * and glibc counts that end.  Counted out before, its end took the
+	 * count to zero and glibc called exit(0) for the whole program.
+	 */
+	if (!err && __atomic_load_n(&seg, __ATOMIC_ACQUIRE))
+		rto_lifetime_helper_started();
 }
 
 void rto_live_at_exit(void)

@@ -211,6 +211,29 @@ Test(live, a_killed_process_segment_is_removed_by_the_next, .timeout = TEST_TIME
 }
 
 /*
+ * An image that changed user before its exec leaves its segment of this
+ * pid (root's, mode 0600) to the new image, which cannot replace it.  The
+ * new image then runs without a live view; its publisher, counted out of
+ * glibc's thread count before it knew, ended and took the count to zero:
+ * glibc called exit(0) before `id` printed anything (issue 28's peer run).
+ */
+Test(live, an_exec_as_another_user_keeps_the_program, .timeout = TEST_TIMEOUT)
+{
+	struct proc p;
+	char preload[PATH_MAX + 64];
+	char *argv[] = {"setpriv", "--reuid=65534", "id", "-u", NULL};
+	char *env[] = {preload, "RTOFFLOAD_OPTIONS=mark=main:live=1", NULL};
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to run a command as another user (setpriv)");
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", rto_preload());
+	cr_assert_eq(run_proc(argv, env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "status %#x: %s", p.status,
+		  p.err);
+	cr_expect_str_eq(p.out, "65534\n", "id printed \"%s\" (stderr: %s)", p.out, p.err);
+}
+
+/*
  * 20 children, 256 close+dup pairs each.  Before the fix about one child in
  * eight got another number from dup() (exit 3; tar's called abort()), and
  * most runs left a child's segment behind (stored after the child went on).
