@@ -331,9 +331,9 @@ def load_expected(path):
             if not line.strip() or line.startswith("#"):
                 continue
             cols = line.rstrip("\n").split("\t")
-            if len(cols) != 5 or cols[3] not in ("inherent", "flaky", "pending"):
+            if len(cols) != 5 or cols[3] not in ("inherent", "cost", "flaky", "pending"):
                 sys.exit(f"{path}:{n}: want suite, case, mode, "
-                         f"inherent|flaky|pending, explanation (tab-separated)")
+                         f"inherent|cost|flaky|pending, explanation (tab-separated)")
             rows.append(dict(suite=cols[0], case=cols[1], mode=cols[2],
                              kind=cols[3], why=cols[4], used=0))
     return rows
