@@ -19,8 +19,10 @@ memlim=${RTO_MODEL_MEMLIM:-3000}
 depth=1000000 # far above any run's depth (README: a few hundred)
 
 mutants=0
+normal=1
 case "${1:-}" in
 --mutants) mutants=1 ;;
+--mutants-only) mutants=1 normal=0 ;; # for working on the mutants
 "") ;;
 *)
 	echo "usage: $0 [--mutants]" >&2
@@ -42,14 +44,17 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 
-# run NAME KIND [-DDEFINE...]: build and run one pan; its output in $work/NAME.log.
-# KIND: safety  the model with the workers' timed waits (asserts)
-#       end     LIVE: asserts and invalid end states (a caller left waiting)
+# run NAME KIND HUNT [-DDEFINE...]: build and run one pan; its output in $work/NAME.log.
+# KIND: end     LIVE: asserts and invalid end states (a caller left waiting)
 #       cycles  LIVE: non-progress cycles, with no progress label: any cycle
+#       safety  the workers' long timed waits may end: asserts only
+# HUNT: 0, the exhaustive search; N > 0, a hunt for a counterexample with
+# a randomised search order (seed N) and bitstate hashing: what it finds
+# is a real execution of the model, what it misses proves nothing.
 # Prints "errors N states S seconds T"; returns 0 if pan ran to its end.
 run() {
-	local name=$1 kind=$2
-	shift 2
+	local name=$1 kind=$2 hunt=$3
+	shift 3
 	local dir=$work/$name live=() cflags=(-DSAFETY) flags=()
 	mkdir -p "$dir"
 	cp "$model" "$dir/"
@@ -58,14 +63,23 @@ run() {
 		cflags=(-DNP)
 		flags=(-l)
 	fi
+	if [ "$hunt" != 0 ]; then
+		cflags+=(-DBITSTATE -DT_RAND -DP_RAND)
+		flags+=(-RS"$hunt" -w26)
+	else
+		cflags+=(-DCOLLAPSE -DMEMLIM="$memlim")
+	fi
 	(
 		cd "$dir"
 		spin -a "${live[@]}" "$@" handoff.pml >spin.log 2>&1 ||
 			{ cat spin.log >&2; exit 1; }
-		gcc -w -O2 -DNOCLAIM -DCOLLAPSE -DMEMLIM="$memlim" "${cflags[@]}" -o pan pan.c ||
-			exit 1
+		gcc -w -O2 -DNOCLAIM "${cflags[@]}" -o pan pan.c || exit 1
 		start=$(date +%s.%N)
-		./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
+		if [ "$hunt" != 0 ]; then
+			timeout 60 ./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
+		else
+			./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
+		fi
 		end=$(date +%s.%N)
 		echo "$start $end" >time.log
 	) || return 1
@@ -74,8 +88,8 @@ run() {
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | tail -1)
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | tail -1)
 	secs=$(awk '{printf "%.1f", $2 - $1}' "$dir/time.log")
-	echo "errors ${errors:-?} states ${states:-?} seconds $secs"
-	[ -n "$errors" ]
+	echo "errors ${errors:-0} states ${states:-?} seconds $secs"
+	[ -n "$errors" ] || [ "$hunt" != 0 ]
 }
 
 # A search that found nothing must have seen every state.
@@ -87,62 +101,70 @@ complete() {
 failed=0
 
 # ---- the model as the code has it ------------------------------------------------
-for check in "safety safety" "end end" "cycles cycles"; do
-	set -- $check
-	if ! out=$(run "$1" "$2"); then
-		echo "model: $1: pan did not run" >&2
+# NAME KIND DEFINES: 2 callers, 2 workers, 2 requests each (R=1: one each).
+# Caller 0 goes by its slot, caller 1 through the queue; a signal handler
+# without SA_RESTART runs on caller 0 (NO_SIGNALS: not), caller 1 is
+# cancelled (NO_CANCEL: not).  README.md, "Runs", says why these.
+while [ $normal = 1 ] && read -r name kind defs; do
+	# shellcheck disable=SC2086 # defs: several words
+	if ! out=$(run "$name" "$kind" 0 $defs); then
+		echo "model: $name: pan did not run" >&2
 		failed=1
 		continue
 	fi
 	errors=${out#errors }
 	errors=${errors%% *}
-	if [ "$errors" = 0 ] && complete "$1"; then
-		echo "model: $1: ok ($out)"
+	if [ "$errors" = 0 ] && complete "$name"; then
+		echo "model: $name ($kind $defs): ok ($out)"
 	elif [ "$errors" = 0 ]; then
-		echo "model: $1: INCOMPLETE search ($out)" >&2
-		grep -E 'depth|memory|MEMLIM|not completed' "$work/$1.log" >&2 || true
+		echo "model: $name ($kind $defs): INCOMPLETE search ($out)" >&2
+		grep -E 'depth|memory|MEMLIM|not completed' "$work/$name.log" >&2 || true
 		failed=1
 	else
-		echo "model: $1: VIOLATION ($out)" >&2
-		grep -E '^pan:' "$work/$1.log" >&2 || true
+		echo "model: $name ($kind $defs): VIOLATION ($out)" >&2
+		grep -E '^pan:' "$work/$name.log" >&2 || true
 		failed=1
 	fi
-done
+done <<'EOF'
+kick end -DNO_CANCEL
+cancel end -DNO_SIGNALS
+timers cycles -DR=1
+EOF
 
 # ---- the seeded bugs (README.md, "Mutants") ---------------------------------------
-# NAME KINDS: the checks to try, in order, until one reports a violation.
+# NAME KIND DEFINES: the check that must report a violation, hunted with
+# up to 4 random seeds.
 if [ $mutants = 1 ]; then
-	while read -r mut kinds what; do
-		[ -z "$mut" ] && continue
+	while read -r mut kind defs; do
 		caught=""
-		for kind in ${kinds//,/ }; do
-			out=$(run "$mut-$kind" "$kind" "-D$mut") || continue
+		for seed in 1 2 3 4; do
+			# shellcheck disable=SC2086
+			out=$(run "$mut-$seed" "$kind" "$seed" "-D$mut" $defs) || continue
 			errors=${out#errors }
 			errors=${errors%% *}
 			if [ "$errors" != 0 ]; then
-				why=$(grep -m1 -E '^pan:[0-9]*:|^pan: .*(cycle|end state)' "$work/$mut-$kind.log" || true)
-				caught="$kind: ${why:-violation} ($out)"
+				why=$(grep -m1 -E '^pan:[0-9]+:' "$work/$mut-$seed.log" || true)
+				caught="$kind, seed $seed: ${why#pan:1: } ($out)"
 				break
 			fi
 		done
 		if [ -n "$caught" ]; then
 			echo "mutant $mut: caught by $caught"
 		else
-			echo "mutant $mut: MISSED ($what)" >&2
+			echo "mutant $mut: MISSED" >&2
 			failed=1
 		fi
 	done <<'EOF'
-MUT_NO_RECHECK end,cycles idle() sleeps without the re-check after sleepers++
-MUT_LATE_DEC end,cycles idle() re-checks before sleepers++ and awake--
-MUT_LATE_SEQ end,cycles idle() reads wake_seq after the re-check
-MUT_NO_SLEEPER_WAKE end,cycles sleep_until_done() does not wake a sleeper
-MUT_WAITING_STORE end,cycles PENDING -> WAITING by a plain store
-MUT_CLAIM_NO_CAS end the slot's claim by load and store
-MUT_POST_BEFORE_BODY end the post counter before the request
-MUT_NO_KICKING_HOLD end,cycles publish() replaces KICKING
-MUT_KICK_STORE end,cycles kick() stores KICKING without compare-and-swap
-MUT_REQ_CLEAR_LATE end me->req cleared after DONE
-MUT_NO_TAKE_KICK end,safety publish() leaves a pending kick for the next call
+MUT_NO_RECHECK end -DNO_SIGNALS -DNO_CANCEL
+MUT_LATE_DEC end -DNO_SIGNALS -DNO_CANCEL
+MUT_LATE_SEQ end -DNO_SIGNALS -DNO_CANCEL
+MUT_WAITING_STORE end -DNO_SIGNALS -DNO_CANCEL
+MUT_CLAIM_NO_CAS end -DNO_SIGNALS -DNO_CANCEL
+MUT_POST_BEFORE_BODY end -DNO_SIGNALS -DNO_CANCEL
+MUT_NO_KICKING_HOLD end -DNO_CANCEL
+MUT_KICK_STORE cycles -DNO_CANCEL
+MUT_REQ_CLEAR_LATE end -DNO_CANCEL
+MUT_NO_TAKE_KICK end -DNO_CANCEL
 EOF
 fi
 
