@@ -17,10 +17,11 @@
  * too (their header comments say so).
  *
  * Built with -D (check.sh):
- *   LIVE    the liveness run: no worker's timed wait ends by itself (a
- *           caller must never need it), one call may block for ever until
- *           kicked, and the LTL property `live` holds under weak fairness;
- *           otherwise the safety run: every timed wait may end at any time
+ *   LIVE    the liveness runs: no worker's long timed wait ever ends (a
+ *           caller must never need it), one call may block until kicked;
+ *           check.sh asks for valid end states and no cycle at all (P2);
+ *           otherwise the workers' long waits may end too (asserts only)
+ *   NO_SIGNALS, NO_CANCEL, R, ROUTES_ANY: the run's configuration (README)
  *   MUT_*   one seeded bug each (README.md, "Mutants")
  * Properties: P1 every request runs exactly once; P2 (LIVE) every caller
  * returns while a worker can run; P3 a request's memory (a slot, a stack
