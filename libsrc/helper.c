@@ -17,6 +17,9 @@
  *   - a caller wakes a sleeper when nobody is awake, and again when its
  *     request is still unserved after spin_ns (every awake worker is inside
  *     a long call): a blocking call in one worker does not hold up others.
+ *
+ * This protocol, with transport.c's side, is model-checked by spin
+ * (tests/model/handoff.pml): a change to it changes the model too.
  */
 #include "options_load.h"
 #include "cpulist.h"

@@ -5,6 +5,9 @@
  * the thread's slot (transport.h) or the queue; the post and the enqueue
  * are wait-free, the only syscalls are FUTEX_WAKE
  * (only when every worker sleeps) and FUTEX_WAIT (only after spin_ns).
+ *
+ * The hand-off protocol here and in helper.c is model-checked by spin
+ * (tests/model/handoff.pml): a change to it changes the model too.
  */
 #include "options_load.h"
 #include "rto_fast.h"

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Check the hand-off model (handoff.pml, README.md here) exhaustively with
+# spin.  Exits non-zero on any violation and on any search that was not
+# complete (cut short by its depth bound or its memory limit).
+#
+#   tests/model/check.sh             the model as the code has it
+#   tests/model/check.sh --mutants   that, then each seeded bug: spin must
+#                                    report a violation for every one
+#
+# Environment: RTO_MODEL_MEMLIM (MiB per pan run, default 3000),
+# RTO_MODEL_KEEP=1 keeps the work directory (pan's trails) and says where.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+model=$here/handoff.pml
+memlim=${RTO_MODEL_MEMLIM:-3000}
+depth=1000000 # far above any run's depth (README: a few hundred)
+
+mutants=0
+normal=1
+case "${1:-}" in
+--mutants) mutants=1 ;;
+--mutants-only) mutants=1 normal=0 ;; # for working on the mutants
+"") ;;
+*)
+	echo "usage: $0 [--mutants]" >&2
+	exit 2
+	;;
+esac
+
+for tool in spin gcc; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "check.sh: $tool not found (.ci/deps installs it)" >&2
+		exit 1
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rto-model.XXXXXX")
+if [ "${RTO_MODEL_KEEP:-0}" = 1 ]; then
+	echo "check.sh: work directory $work" >&2
+else
+	trap 'rm -rf "$work"' EXIT
+fi
+
+# run NAME KIND HUNT [-DDEFINE...]: build and run one pan; its output in $work/NAME.log.
+# KIND: end     LIVE: asserts and invalid end states (a caller left waiting)
+#       cycles  LIVE: non-progress cycles, with no progress label: any cycle
+#       safety  the workers' long timed waits may end: asserts only
+# HUNT: 0, the exhaustive search; N > 0, a hunt for a counterexample with
+# a randomised search order (seed N) and bitstate hashing: what it finds
+# is a real execution of the model, what it misses proves nothing.
+# Prints "errors N states S seconds T"; returns 0 if pan ran to its end.
+run() {
+	local name=$1 kind=$2 hunt=$3
+	shift 3
+	local dir=$work/$name live=() cflags=(-DSAFETY) flags=()
+	mkdir -p "$dir"
+	cp "$model" "$dir/"
+	[ "$kind" != safety ] && live=(-DLIVE)
+	if [ "$kind" = cycles ]; then
+		cflags=(-DNP)
+		flags=(-l)
+	fi
+	if [ "$hunt" != 0 ]; then
+		cflags+=(-DBITSTATE -DT_RAND -DP_RAND)
+		flags+=(-RS"$hunt" -w26)
+	else
+		cflags+=(-DCOLLAPSE -DMEMLIM="$memlim")
+	fi
+	(
+		cd "$dir"
+		spin -a "${live[@]}" "$@" handoff.pml >spin.log 2>&1 ||
+			{ cat spin.log >&2; exit 1; }
+		gcc -w -O2 -DNOCLAIM "${cflags[@]}" -o pan pan.c || exit 1
+		start=$(date +%s.%N)
+		if [ "$hunt" != 0 ]; then
+			timeout 60 ./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
+		else
+			./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
+		fi
+		end=$(date +%s.%N)
+		echo "$start $end" >time.log
+	) || return 1
+	cp "$dir/pan.log" "$work/$name.log"
+	local errors states secs
+	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | tail -1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | tail -1)
+	secs=$(awk '{printf "%.1f", $2 - $1}' "$dir/time.log")
+	echo "errors ${errors:-0} states ${states:-?} seconds $secs"
+	[ -n "$errors" ] || [ "$hunt" != 0 ]
+}
+
+# A search that found nothing must have seen every state.
+complete() {
+	! grep -qE 'max search depth too small|Search not completed|out of memory|pan: reached -DMEMLIM' \
+		"$work/$1.log"
+}
+
+failed=0
+
+# ---- the model as the code has it ------------------------------------------------
+# NAME KIND DEFINES: 2 callers, 2 workers, 2 requests each (R=1: one each).
+# Caller 0 goes by its slot, caller 1 through the queue; a signal handler
+# without SA_RESTART runs on caller 0 (NO_SIGNALS: not), caller 1 is
+# cancelled (NO_CANCEL: not).  README.md, "Runs", says why these.
+while [ $normal = 1 ] && read -r name kind defs; do
+	# shellcheck disable=SC2086 # defs: several words
+	if ! out=$(run "$name" "$kind" 0 $defs); then
+		echo "model: $name: pan did not run" >&2
+		failed=1
+		continue
+	fi
+	errors=${out#errors }
+	errors=${errors%% *}
+	if [ "$errors" = 0 ] && complete "$name"; then
+		echo "model: $name ($kind $defs): ok ($out)"
+	elif [ "$errors" = 0 ]; then
+		echo "model: $name ($kind $defs): INCOMPLETE search ($out)" >&2
+		grep -E 'depth|memory|MEMLIM|not completed' "$work/$name.log" >&2 || true
+		failed=1
+	else
+		echo "model: $name ($kind $defs): VIOLATION ($out)" >&2
+		grep -E '^pan:' "$work/$name.log" >&2 || true
+		failed=1
+	fi
+done <<'EOF'
+kick end -DNO_CANCEL
+cancel end -DNO_SIGNALS
+timers cycles -DR=1
+EOF
+
+# ---- the seeded bugs (README.md, "Mutants") ---------------------------------------
+# NAME KIND DEFINES: the check that must report a violation, hunted with
+# up to 4 random seeds.
+if [ $mutants = 1 ]; then
+	while read -r mut kind defs; do
+		caught=""
+		for seed in 1 2 3 4; do
+			# shellcheck disable=SC2086
+			out=$(run "$mut-$seed" "$kind" "$seed" "-D$mut" $defs) || continue
+			errors=${out#errors }
+			errors=${errors%% *}
+			if [ "$errors" != 0 ]; then
+				why=$(grep -m1 -E '^pan:[0-9]+:' "$work/$mut-$seed.log" || true)
+				caught="$kind, seed $seed: ${why#pan:1: } ($out)"
+				break
+			fi
+		done
+		if [ -n "$caught" ]; then
+			echo "mutant $mut: caught by $caught"
+		else
+			echo "mutant $mut: MISSED" >&2
+			failed=1
+		fi
+	done <<'EOF'
+MUT_NO_RECHECK end -DNO_SIGNALS -DNO_CANCEL
+MUT_LATE_DEC end -DNO_SIGNALS -DNO_CANCEL
+MUT_LATE_SEQ end -DNO_SIGNALS -DNO_CANCEL
+MUT_WAITING_STORE end -DNO_SIGNALS -DNO_CANCEL
+MUT_CLAIM_NO_CAS end -DNO_SIGNALS -DNO_CANCEL
+MUT_POST_BEFORE_BODY end -DNO_SIGNALS -DNO_CANCEL
+MUT_NO_KICKING_HOLD end -DNO_CANCEL
+MUT_KICK_STORE cycles -DNO_CANCEL
+MUT_REQ_CLEAR_LATE end -DNO_CANCEL
+MUT_NO_TAKE_KICK end -DNO_CANCEL
+EOF
+fi
+
+if [ $failed != 0 ]; then
+	echo "check.sh: FAILED" >&2
+	exit 1
+fi
+echo "check.sh: passed"

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handoff.pml: a Promela model of the request hand-off between marked
+ * callers and helper workers, as libsrc/transport.c and libsrc/helper.c
+ * have it (README.md here: the mapping line by line, the abstractions and
+ * why they are sound, the properties, the mutants).  check.sh runs it.
+ *
+ * C callers make R requests each, one after another, through their slot
+ * (post counter, claim by compare-and-swap) or the queue (liburcu's wfcq,
+ * modelled as a correct queue: a set, since the workers' priority order
+ * is not what is checked here); W workers take them, run them and
+ * publish.  Between them: the NEED_WAKEUP flag (awake), the sleepers and
+ * wake_seq, untimed and timed futex waits, the request's futex word
+ * (PENDING/WAITING/DONE/KICKING/KICKED), kick and abandon on cancellation.
+ *
+ * A change to the protocol in transport.c or helper.c changes this file
+ * too (their header comments say so).
+ *
+ * Built with -D (check.sh):
+ *   LIVE    the liveness runs: no worker's long timed wait ever ends (a
+ *           caller must never need it), one call may block until kicked;
+ *           check.sh asks for valid end states and no cycle at all (P2);
+ *           otherwise the workers' long waits may end too (asserts only)
+ *   NO_SIGNALS, NO_CANCEL, R, ROUTES_ANY: the run's configuration (README)
+ *   MUT_*   one seeded bug each (README.md, "Mutants")
+ * Properties: P1 every request runs exactly once; P2 (LIVE) every caller
+ * returns while a worker can run; P3 a request's memory (a slot, a stack
+ * frame) is never reused while a worker holds its request; P4 a kick only
+ * interrupts the call it was meant for.
+ */
+
+#define C 2 /* callers: marked threads */
+#define W 2 /* workers: helper threads */
+#ifndef R
+#define R 2 /* requests per caller */
+#endif
+#define NONE 255
+
+/* enum rto_req_state (transport.h) */
+#define PENDING 0
+#define WAITING 1
+#define DONE 2
+#define KICKING 3
+#define KICKED 4
+
+/* Futex words: q->wake_seq, and each caller's request's state. */
+#define WSEQ 0
+#define STATE(c) ((c) + 1)
+
+/* ---- shared memory ---------------------------------------------------- */
+
+/*
+ * Each caller's request: one location for its slot and its stack frame
+ * alike, reused by its next request (README: more aliasing than the code
+ * has, so P3 and P4 are checked against the worst case).
+ */
+byte state[C]; /* rto_req.state, the futex word */
+byte body[C];  /* the request's contents: which of the caller's requests (1..R) */
+byte post[C];  /* rto_slot: the post counter (posts so far; the priority byte left out) */
+byte seen[C];  /* q->slot_seen: the last post a worker took */
+bool inq[C];   /* the request is in the queue (wfcq + q->pending) */
+
+byte awake;	   /* q->awake: workers not asleep (NEED_WAKEUP when 0) */
+byte sleepers;	   /* q->sleepers */
+bool bumped[W];	   /* q->wake_seq moved since worker w read it (README: wake_seq) */
+bool window[W];	   /* worker w read wake_seq and has not yet made its FUTEX_WAIT */
+byte running[W];   /* q->running[w].req: c + 1 while worker w runs c's request, else 0 */
+
+/* The kernel: futex waiters (callers 0..C-1, workers C..C+W-1), worker signals. */
+byte fw[C + W];	   /* blocked in FUTEX_WAIT on word fw - 1; 0: not waiting */
+bool sig[W];	   /* RTO_SIG_INTERRUPT pending at worker w */
+byte sig_for[W];   /* ghost: the request (c R + k) the sender meant it for */
+
+/* Ghosts, for the properties. */
+byte ran[C * R + 1]; /* P1: times request c R + k ran */
+byte holding[C];     /* P3: workers holding c's request, from claim to DONE */
+bool pub[C];	     /* a worker is inside publish() for c (LIVE's timing assumption) */
+bool ret[C];	     /* P2: the caller returned from its last request, or was cancelled */
+bool forever[C];     /* P2: c's call blocks until kicked, and is not kicked yet */
+bool forever_used;   /* LIVE: at most one call blocks for ever */
+/* Caller 0 meets one signal handler without SA_RESTART, caller 1 one pthread_cancel(). */
+bool sigbudget[C];
+bool cancelbudget[C];
+
+#ifdef MUT_NO_KICKING_HOLD
+#define MUT_HOLD_OFF 1 /* publish() replaces KICKING too */
+#else
+#define MUT_HOLD_OFF 0
+#endif
+
+#define HAS_WORK (inq[0] || inq[1] || post[0] != seen[0] || post[1] != seen[1])
+
+#if C != 2 || W != 2
+#error "futex_wake, slot_take and HAS_WORK spell out 2 callers and 2 workers"
+#endif
+
+/*
+ * P2 has no formula: in LIVE, check.sh asks pan for the invalid end
+ * states (a terminal state where a caller has not returned) and for the
+ * non-progress cycles, with no progress label at all: every execution of
+ * the LIVE model must be finite and end with every caller returned
+ * (README, "Properties").
+ */
+
+/* ---- the kernel ------------------------------------------------------- */
+
+/* FUTEX_WAKE(word, 1): one waiter on word, any one. */
+inline futex_wake(word)
+{
+	atomic {
+		if
+		:: fw[0] == word + 1 -> fw[0] = 0
+		:: fw[1] == word + 1 -> fw[1] = 0
+		:: fw[2] == word + 1 -> fw[2] = 0
+		:: fw[3] == word + 1 -> fw[3] = 0
+		:: else -> skip
+		fi
+	}
+}
+
+/* FUTEX_WAIT(word, val), first half: sleep only if the word still holds val. */
+inline futex_enter(me, word, cur, val)
+{
+	atomic {
+		if
+		:: cur == val -> fw[me] = word + 1
+		:: else -> skip
+		fi
+	}
+}
+
+/*
+ * Timed waits.  The model has no clock: a timed wait expires only when
+ * nothing else in the system can move (Promela's timeout), the shortest
+ * first.  So a timer never fires "early", before work that would take
+ * less time than it: README, "Abstractions", says why that is what the
+ * durations give (50 us, 1 ms, 1 s against a few microseconds of work).
+ *   publish()'s 50-us wait for KICKING: any time all else is blocked;
+ *   a caller's 1-ms wait: likewise, but not while a worker is inside
+ *   publish() for its request (the 50-us one fires first);
+ *   a worker's long waits (nap, lifetime watch 1 s, async retry): never
+ *   in LIVE, where no caller may need them; else like the others.
+ */
+#define PUBLISH_TIMEOUT timeout
+#define CALLER_TIMEOUT(c) (timeout && !pub[c])
+#if defined(LIVE) || defined(NO_WORKER_TIMEOUT)
+#define WORKER_TIMEOUT false
+#else
+#define WORKER_TIMEOUT (timeout && !pub[0] && !pub[1])
+#endif
+
+/* ---- the caller: transport.c ------------------------------------------ */
+
+/*
+ * Which way a request goes.  By default caller 0's by its slot and caller
+ * 1's through the queue (rto_offload: a marked thread's own call, or a
+ * call of the library's on its behalf / no slot free); ROUTES_ANY: each
+ * request either way (README: the state counts of both).
+ */
+#ifdef ROUTES_ANY
+#define SLOT_ROUTE(c) true
+#define QUEUE_ROUTE(c) true
+#else
+#define SLOT_ROUTE(c) (c == 0)
+#define QUEUE_ROUTE(c) (c == 1)
+#endif
+
+/* wake_worker(): bump wake_seq, FUTEX_WAKE one sleeper. */
+inline wake_worker()
+{
+	atomic { bumped[0] = window[0]; bumped[1] = window[1] }; /* wake_seq++ */
+	futex_wake(WSEQ)
+}
+
+/*
+ * kick(r): WAITING/KICKED -> KICKING by compare-and-swap, tgkill the
+ * worker found in q->running (rto_helper_running), -> KICKED.  s is the
+ * state the caller just loaded (wait_loop's or abandon's look, the same
+ * load as kick's own), not DONE; s is the state again afterwards.
+ */
+inline kick()
+{
+#ifdef MUT_KICK_STORE
+	state[c] = KICKING; /* a plain store */
+#else
+	atomic {
+		if
+		:: state[c] == s -> state[c] = KICKING; t = 1
+		:: else -> t = 0
+		fi
+	};
+	if
+	:: t ->
+#endif
+		/* rto_helper_running() and rto_signal_kick(): the workers' rows, then tgkill */
+		atomic {
+			if
+			:: running[0] == c + 1 -> t = 0
+			:: running[1] == c + 1 -> t = 1
+			:: else -> t = NONE
+			fi;
+			if
+			:: t != NONE && !sig[t] -> sig[t] = 1; sig_for[t] = id
+			:: else -> skip /* nobody: kick again later; one pending: they merge */
+			fi;
+			t = 0
+		};
+		atomic { state[c] = KICKED; s = KICKED }
+#ifndef MUT_KICK_STORE
+	:: else -> s = state[c]
+	fi
+#endif
+}
+
+proctype caller(byte c)
+{
+	byte k = 1, s, t, id;
+	bool interrupting, fin;
+
+	do
+	:: k > R -> break
+	:: else ->
+		/* rto_offload(): the request, written into its location, then handed over */
+		atomic {
+			id = c * R + k;
+			assert(holding[c] == 0); /* P3 */
+#ifdef MUT_POST_BEFORE_BODY
+			post[c]++
+		};
+		atomic {
+#endif
+			state[c] = PENDING;
+			body[c] = k;
+			if
+			:: SLOT_ROUTE(c) -> /* rto_slot_post(): the request, then uatomic_xchg of the counter */
+#ifndef MUT_POST_BEFORE_BODY
+				post[c]++
+#else
+				skip
+#endif
+			:: QUEUE_ROUTE(c) -> inq[c] = 1 /* enqueue(): cds_wfcq_enqueue */
+			fi
+		};
+		/* wake_worker_if_all_asleep(): awake == 0 is NEED_WAKEUP */
+#ifndef MUT_NO_NEED_WAKEUP
+		if
+		:: awake == 0 -> wake_worker()
+		:: else -> skip
+		fi;
+#endif
+		/* spin_until_done(): its last look */
+		if
+		:: state[c] == DONE -> goto collect
+		:: else -> skip
+		fi;
+		/* sleep_until_done(): wake a sleeper, the awake workers may all be in long calls */
+#ifndef MUT_NO_SLEEPER_WAKE
+		if
+		:: sleepers > 0 -> wake_worker()
+		:: else -> skip
+		fi;
+#endif
+		/* PENDING -> WAITING by compare-and-swap; if it finished meanwhile, do not sleep */
+		atomic {
+#ifdef MUT_WAITING_STORE
+			s = WAITING;
+			state[c] = WAITING;
+#else
+			s = state[c];
+			if
+			:: s == PENDING -> state[c] = WAITING
+			:: else -> skip
+			fi;
+#endif
+			fin = (s == DONE)
+		};
+		if
+		:: fin -> goto collect
+		:: else -> skip
+		fi;
+		/* wait_loop(): until DONE; its two looks at the state word are one when it does not kick */
+		do
+		:: atomic {
+			s = state[c];
+			fin = (s == DONE)
+		   };
+		   if
+		   :: fin -> break
+		   :: else -> skip
+		   fi;
+		   if
+		   :: interrupting -> kick()
+		   :: else -> skip
+		   fi;
+		   if
+		   :: s == WAITING || s == KICKED ->
+			/* wait_state(): FUTEX_WAIT, timed (1 ms) while interrupting */
+			futex_enter(c, STATE(c), state[c], s);
+			if
+			:: !fw[c] -> skip /* woken, or the word had moved on */
+			:: interrupting && CALLER_TIMEOUT(c) -> fw[c] = 0 /* 1 ms passed */
+			:: sigbudget[c] -> /* a handler without SA_RESTART ran: EINTR */
+				atomic { fw[c] = 0; sigbudget[c] = 0; interrupting = 1 }
+			:: cancelbudget[c] -> /* asynchronous cancellation, around the wait */
+				atomic { fw[c] = 0; cancelbudget[c] = 0 };
+				goto abandon
+			fi
+		   :: else -> skip
+		   fi
+		od;
+collect:	/* DONE: rto_slot_collect(), the result is the caller's */
+		atomic {
+			assert(ran[id] == 1);	 /* P1 */
+			assert(holding[c] == 0); /* P3 */
+			k++;
+			s = 0; fin = 0; interrupting = 0
+		}
+	od;
+	goto finish;
+
+abandon: /* abandon(): kick until DONE, waiting 1 ms between kicks */
+	do
+	:: atomic {
+		s = state[c];
+		fin = (s == DONE)
+	   };
+	   if
+	   :: fin -> break
+	   :: else -> skip
+	   fi;
+	   kick();
+	   if
+	   :: s == WAITING || s == KICKED ->
+		futex_enter(c, STATE(c), state[c], s);
+		if
+		:: !fw[c] -> skip
+		:: CALLER_TIMEOUT(c) -> fw[c] = 0
+		fi
+	   :: else -> skip
+	   fi
+	od;
+	assert(ran[id] == 1);	 /* P1 */
+	assert(holding[c] == 0); /* P3: the unwinding may free it, its slot is released */
+finish:
+	ret[c] = 1
+}
+
+/* ---- the worker: helper.c ----------------------------------------------- */
+
+/*
+ * rto_slot_take(q, above), the scan: each slot's seen and post; with the
+ * queue not empty a slot may lose on priority (may_decline).
+ */
+inline slot_scan(may_decline)
+{
+	if
+	:: post[0] != seen[0] -> i = 0
+	:: post[1] != seen[1] -> i = 1
+	:: may_decline && (inq[0] || inq[1]) -> i = NONE /* prio <= the queue's first */
+	:: else -> i = NONE
+	fi;
+	if
+	:: i != NONE -> ss = seen[i]; sp = post[i]
+	:: else -> skip
+	fi
+}
+
+/* The claim: the compare-and-swap of seen for post that succeeds owns the request. */
+inline slot_claim(res)
+{
+#ifdef MUT_CLAIM_NO_CAS
+	seen[i] = sp; res = i; holding[i]++; /* a plain store after the load */
+#else
+	if
+	:: seen[i] == ss -> seen[i] = sp; res = i; holding[i]++
+	:: else -> res = NONE
+	fi;
+#endif
+	i = 0; ss = 0; sp = 0
+}
+
+/*
+ * The sleep of idle() and nap(): read wake_seq, sleepers++, awake-- (full
+ * barriers), re-check the queue and the slots (has_work), FUTEX_WAIT on
+ * wake_seq.  The read and sleepers++ are one step, and awake-- and the
+ * re-check another (README, "Abstractions": what a caller does in between
+ * commutes with them).
+ */
+#if defined(MUT_LATE_DEC)
+#define SLEEP_PREPARE \
+	atomic { bumped[w] = 0; window[w] = 1; nowork = !HAS_WORK }; /* the re-check first */ \
+	atomic { sleepers++ }; \
+	atomic { awake-- }
+#define SLEEP_SEQ
+#elif defined(MUT_LATE_SEQ)
+#define SLEEP_PREPARE \
+	atomic { sleepers++ }; \
+	atomic { awake--; nowork = !HAS_WORK }
+#define SLEEP_SEQ atomic { bumped[w] = 0; window[w] = 1 }; /* seq = wake_seq, after the re-check */
+#elif defined(MUT_NO_RECHECK)
+#define SLEEP_PREPARE \
+	atomic { bumped[w] = 0; window[w] = 1; sleepers++ }; /* seq = wake_seq */ \
+	atomic { awake--; nowork = 1 } /* no re-check: sleep */
+#define SLEEP_SEQ
+#else
+#define SLEEP_PREPARE \
+	atomic { bumped[w] = 0; window[w] = 1; sleepers++ }; /* seq = wake_seq; sleepers++: transport.c */ \
+	atomic { awake--; nowork = !HAS_WORK }
+#define SLEEP_SEQ
+#endif
+
+proctype worker(byte w)
+{
+	byte c, g, s, i, ss, sp, id, claimed = NONE;
+	bool nowork, blockf, done;
+
+	atomic { awake++ }; /* worker_main() */
+top:
+	/*
+	 * take(): the request the polling loop claimed; else, under
+	 * q->dispatch, a posted slot's (the scan, then the claim) or the
+	 * queue's first; else idle().
+	 */
+	atomic {
+		c = claimed;
+		claimed = NONE;
+		if
+		:: c == NONE -> slot_scan(1)
+		:: else -> i = NONE
+		fi
+	};
+	atomic {
+		if
+		:: c == NONE && i != NONE -> slot_claim(c)
+		:: else -> i = 0
+		fi;
+		if
+		:: c == NONE ->
+			if
+			:: inq[0] -> inq[0] = 0; c = 0; holding[0]++
+			:: inq[1] -> inq[1] = 0; c = 1; holding[1]++
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		done = (c == NONE)
+	};
+	if
+	:: done -> done = 0; goto poll
+	:: else -> skip
+	fi;
+
+	/* execute(): me->req = r, then the call */
+	atomic {
+		running[w] = c + 1;
+		g = body[c];
+		id = c * R + g;
+		assert(state[c] != DONE); /* P1, P3: the request it claimed, still live */
+		ran[id]++;
+		assert(ran[id] == 1); /* P1 */
+		blockf = 0;
+#ifdef LIVE
+		/* One call in the whole run blocks until kicked (issue 29: a FIFO nobody writes). */
+		if
+		:: !forever_used && (sigbudget[c] || cancelbudget[c]) -> /* it will be kicked */
+			forever_used = 1; forever[c] = 1; blockf = 1
+		:: true -> skip
+		fi
+#endif
+	};
+	if
+	:: !blockf -> /* the call returns by itself */
+#ifndef MUT_REQ_CLEAR_LATE
+		running[w] = 0 /* before DONE: a kick must not find us for the caller's next request */
+#else
+		skip
+#endif
+	:: sig[w] -> /* RTO_SIG_INTERRUPT lands: the handler runs, the call ends with EINTR */
+		atomic {
+			assert(sig_for[w] == id); /* P4 */
+			sig[w] = 0;
+			sig_for[w] = 0;
+			forever[c] = 0
+		};
+#ifndef MUT_REQ_CLEAR_LATE
+		running[w] = 0
+#else
+		skip
+#endif
+	fi;
+	/* Hook, issue 29 item 3 (not built): a worker inside a call for longer than
+	 * stall_us, with requests waiting, has a helper start another worker. */
+
+	/* publish(): any state but KICKING -> DONE */
+	do
+	:: atomic { s = state[c]; pub[c] = 1 };
+	   if
+#ifndef MUT_NO_KICKING_HOLD
+	   :: s == KICKING -> /* the caller is in tgkill: a 50-us sleep, then look again */
+		futex_enter(C + w, STATE(c), state[c], s);
+		if
+		:: !fw[C + w] -> skip
+		:: PUBLISH_TIMEOUT -> fw[C + w] = 0 /* 50 us */
+		fi
+#endif
+	   :: s != KICKING || MUT_HOLD_OFF ->
+		atomic {
+			if
+			:: state[c] == s -> state[c] = DONE; holding[c]--; pub[c] = 0; done = 1
+			:: else -> skip
+			fi
+		};
+		if
+		:: done -> break
+		:: else -> skip
+		fi
+	   fi
+	od;
+	/* FUTEX_WAKE if the caller may sleep; KICKED: rto_signal_take_kick() (sigtimedwait, zero timeout) */
+	atomic {
+		if
+		:: s != PENDING -> futex_wake(STATE(c))
+		:: else -> skip
+		fi;
+#ifndef MUT_NO_TAKE_KICK
+		if
+		:: s == KICKED -> sig[w] = 0; sig_for[w] = 0
+		:: else -> skip
+		fi;
+#endif
+#ifdef MUT_REQ_CLEAR_LATE
+		running[w] = 0;
+#endif
+		s = 0; g = 0; id = 0; done = 0; c = 0
+	};
+	goto top;
+
+	/*
+	 * idle(): only the first idle worker polls (q->pollers); any may here.
+	 * helper_wake=idle: it polls (poll_for_work); helper_idle_us=0 or not
+	 * the poller: it sleeps at once.  helper_wake=predict: wait_predicted()
+	 * naps, then polls: nap() is this same sleep, timed, then the poll
+	 * (README: the sleep below followed by take() and the poll).
+	 */
+poll:	/*
+	 * poll_until(): head.next or q->pending; a slot's post, claimed here
+	 * (rto_helper_claimed); else, at the deadline, the sleep (whose re-check
+	 * is has_work()).  A poll that saw nothing is the sleep at once.
+	 */
+	atomic {
+		c = 0;
+		if
+		:: inq[0] || inq[1] -> done = 1; i = NONE
+		:: else -> slot_scan(0); done = 0
+		fi
+	};
+	if
+	:: done -> done = 0; i = 0; goto top
+	:: i != NONE ->
+		atomic {
+			slot_claim(claimed);
+			done = (claimed != NONE)
+		};
+		if
+		:: done -> done = 0; goto top
+		:: else -> goto poll
+		fi
+	:: else -> i = 0
+	fi;
+	/* idle(): the sleep, untimed (timed for worker 0's lifetime watch and async retries) */
+	/* Hook, issue 29 item 3 (not built): an extra worker that stays idle exits here. */
+	SLEEP_PREPARE;
+	if
+	:: nowork ->
+		SLEEP_SEQ
+		atomic { futex_enter(C + w, WSEQ, bumped[w], 0); bumped[w] = 0; window[w] = 0 };
+end_sleep:	if
+		:: atomic { !fw[C + w] -> awake++; sleepers--; nowork = 0 }
+		:: atomic { WORKER_TIMEOUT -> fw[C + w] = 0; awake++; sleepers--; nowork = 0 }
+		fi
+	:: else ->
+		atomic { bumped[w] = 0; window[w] = 0; awake++; sleepers--; nowork = 0 }
+	fi;
+	goto top
+}
+
+/*
+ * Hook, issue 29 item 2 (not built): with on_stall=local a caller whose
+ * request no worker claimed within stall_us takes it back, atomically
+ * against a worker's claim (for a slot: the same compare-and-swap of
+ * seen; for the queue: a claim word), and runs it itself.  A property to
+ * add then: a taken-back request never runs on a helper.
+ */
+
+init
+{
+	atomic {
+#ifndef NO_SIGNALS
+		sigbudget[0] = 1;
+#endif
+#ifndef NO_CANCEL
+		cancelbudget[1] = 1;
+#endif
+		run caller(0);
+		run caller(1);
+		run worker(0);
+		run worker(1)
+	}
+}
