@@ -191,8 +191,10 @@ run_case() {
 		if [ "$mode" = plain ]; then
 			PRELOAD=()
 		else
+			# Reports to a file: stall lines (stall_us) come with the machine's
+			# load, and stderr is compared byte for byte.
 			PRELOAD=("LD_PRELOAD=$lib_preload${LD_PRELOAD:+ $LD_PRELOAD}"
-				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json")
+				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json:report_path=$STATS/reports")
 		fi
 		rm -rf "$RUN"
 		mkdir -p "$RUN"
