@@ -516,7 +516,7 @@ static void say_scanned(const struct rto_queue *q, const struct note *n, int run
 	pthread_attr_setstacksize(&attr, STALL_STACK);
 	if (rto_create_own_thread(&tid, &attr, scanner, &s) == 0) {
 		rto_real_pthread_setname_np(tid, "rtoffload-scan");
-		pthread_join(tid, NULL);
+		rto_real_pthread_join(tid, NULL);
 	} else
 		say_stall(q, n, runner, now, 0);
 	pthread_attr_destroy(&attr);
