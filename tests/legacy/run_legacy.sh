@@ -188,6 +188,7 @@ run_case() {
 		STATS="$W/stats/$name"
 		mkdir -p "$OUT" "$STATS"
 		chmod 777 "$STATS" # the setuid case writes here as nobody
+		: >>"$STATS/reports" && chmod 666 "$STATS/reports" # report_path=, as nobody too
 		if [ "$mode" = plain ]; then
 			PRELOAD=()
 		else
