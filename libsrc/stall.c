@@ -489,11 +489,12 @@ struct scan {
 	const struct note *n;
 	int runner;
 	uint64_t now;
+	uint32_t done; /* futex: the scanner is done with this (on the watchdog's stack) */
 };
 
 static void *scanner(void *arg)
 {
-	const struct scan *s = arg;
+	struct scan *s = arg;
 	int fd = rto_callsite_report_fd();
 
 	int own = rto_syscall(SYS_unshare, CLONE_FILES) == 0;
@@ -503,20 +504,26 @@ static void *scanner(void *arg)
 		own = rto_syscall(SYS_close_range, (unsigned)fd + 1, ~0U, 0U) == 0;
 	/* Not unshared or not closed (an old kernel): say what needs no /proc. */
 	say_stall(s->q, s->n, s->runner, s->now, own);
+	/* The last touch of *s (an atomic: ThreadSanitizer sees the hand-back). */
+	uatomic_set(&s->done, 1);
+	rto_futex_wake(&s->done, 1); /* reads nothing at the address (futex.c) */
 	return NULL;
 }
 
 static void say_scanned(const struct rto_queue *q, const struct note *n, int runner, uint64_t now)
 {
-	struct scan s = {q, n, runner, now};
+	struct scan s = {q, n, runner, now, 0};
 	pthread_attr_t attr;
 	pthread_t tid;
 
+	/* Detached, and waited for by its word: the scan's end, not the thread's. */
 	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, STALL_STACK);
 	if (rto_create_own_thread(&tid, &attr, scanner, &s) == 0) {
 		rto_real_pthread_setname_np(tid, "rtoffload-scan");
-		rto_real_pthread_join(tid, NULL);
+		while (!uatomic_read(&s.done))
+			rto_futex_wait(&s.done, 0);
 	} else
 		say_stall(q, n, runner, now, 0);
 	pthread_attr_destroy(&attr);

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,15 @@
 
 struct opener {
 	const char *path;
-	int fd;
+	_Atomic int fd;
 };
 
 static void open_fifo_job(void *arg)
 {
 	struct opener *o = arg;
 
-	o->fd = open(o->path, O_RDONLY | O_CLOEXEC); /* no writer yet: blocks, on a helper */
+	/* No writer yet: blocks, on a helper.  Atomic: the main thread looks at it meanwhile. */
+	atomic_store(&o->fd, open(o->path, O_RDONLY | O_CLOEXEC));
 }
 
 struct writer {
@@ -145,7 +147,8 @@ SCENARIO(blocked_workers)
 		snprintf(fifo[i], sizeof(fifo[i]), "%s/fifo%d", dir, i);
 		if (mkfifo(fifo[i], 0600) != 0)
 			return 101;
-		o[i] = (struct opener){.path = fifo[i], .fd = -1};
+		o[i].path = fifo[i];
+		atomic_init(&o[i].fd, -1);
 	}
 	snprintf(file, sizeof(file), "%s/file", dir);
 	w.fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600); /* unmarked: here */
@@ -162,17 +165,18 @@ SCENARIO(blocked_workers)
 	int returned = flag_wait_s(&w.done, 10.0);
 	/* Were the two opens still blocked when the write returned?  Nobody opened for writing. */
 	say("write_returned=%d\nwrite_n=%ld", returned, (long)w.n);
-	say("opens_blocked_at_return=%d", o[0].fd == -1 && o[1].fd == -1);
+	say("opens_blocked_at_return=%d",
+	    atomic_load(&o[0].fd) == -1 && atomic_load(&o[1].fd) == -1);
 	say("watchdog_done=%d", returned && watchdog_done());
 	/* Now let the opens through: a writer end for each FIFO. */
 	int wr[2];
 	for (int i = 0; i < 2; i++)
-		wr[i] = open(fifo[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		wr[i] = open(fifo[i], O_RDWR | O_CLOEXEC); /* never blocks, and is a writer */
 	for (int i = 0; i < 3; i++)
 		thread_join(&t[i]);
 	for (int i = 0; i < 2; i++) {
 		close(wr[i]);
-		close(o[i].fd);
+		close(atomic_load(&o[i].fd));
 	}
 	close(w.fd);
 	struct rt_offload_stats s = stats_now();
