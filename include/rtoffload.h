@@ -94,7 +94,12 @@ struct rt_offload_stats {
 	 * backstop trapped (Syscall User Dispatch; 0 with backstop=off).
 	 */
 	uint64_t trapped;
-	uint64_t reserved[5]; /* zero; room to grow without breaking the ABI */
+	/*
+	 * Calls that waited longer than stall_us for a helper or on one
+	 * (said once per site on stderr; on_stall=local ones included).
+	 */
+	uint64_t stalled;
+	uint64_t reserved[4]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

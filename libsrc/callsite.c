@@ -447,6 +447,18 @@ void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t cou
 	uatomic_add(&s->count, count);
 }
 
+int rto_callsite_report_fd(void)
+{
+	return report_fd;
+}
+
+void rto_callsite_report(const char *line, size_t n)
+{
+	if (rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
+		return;
+	rto_syscall(SYS_write, report_fd, line, n);
+}
+
 void rto_callsite_event_trapped(int event, struct rto_fn *fn, const void *uc)
 {
 	trap_ctx = uc;

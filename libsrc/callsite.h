@@ -68,4 +68,9 @@ RTO_HIDDEN void rto_fault_end(struct rto_fault_mark *m, struct rto_fn *fn);
  */
 RTO_HIDDEN void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t count);
 
+/* A report another part made whole (stall.c), where reports go, within report_max. */
+RTO_HIDDEN void rto_callsite_report(const char *line, size_t n);
+/* The descriptor reports go to (stderr, or report_path's). */
+RTO_HIDDEN int rto_callsite_report_fd(void);
+
 #endif /* RTO_CALLSITE_H */

@@ -56,6 +56,8 @@
 
 /* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
 #define RTO_HELPER_STACK (1024 * 1024)
+/* A worker started past workers= (rto_helpers_grow) exits after this long idle. */
+#define RTO_EXTRA_IDLE_NS (2000L * 1000 * 1000)
 
 static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
 static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
@@ -242,6 +244,8 @@ static void execute(struct rto_req *r)
 	 * higher one on this CPU, woken meanwhile, preempts us right there,
 	 * and must then poll below us (idle_priority), not stall this call.
 	 */
+	CMM_STORE_SHARED(me->fn, r->fn); /* stall.c's watchdog: what, since when */
+	CMM_STORE_SHARED(me->since, rto_now_ns());
 	CMM_STORE_SHARED(me->in_call, 1);
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(r->prio);
@@ -324,9 +328,11 @@ static void learn(struct rto_queue *q, uint16_t key, uint32_t t0, int burst, int
  * change with two atomics).  The rows are read only here, by an idle
  * worker about to poll or sleep, and once per polling round.
  */
+static uint32_t rows_used; /* rows of q->running a worker ever had (extra ones included) */
+
 static int another_in_call(struct rto_queue *q)
 {
-	unsigned n = rto_opt.workers < RTO_WORKERS_MAX ? rto_opt.workers : RTO_WORKERS_MAX;
+	unsigned n = CMM_LOAD_SHARED(rows_used);
 
 	for (unsigned i = 0; i < n; i++)
 		if (i != rto_helper_index && CMM_LOAD_SHARED(q->running[i].in_call))
@@ -485,7 +491,8 @@ void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void))
 	idle_stalled = stalled;
 }
 
-static void idle(struct rto_queue *q)
+/* 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more). */
+static int idle(struct rto_queue *q)
 {
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
@@ -498,7 +505,7 @@ static void idle(struct rto_queue *q)
 	}
 	uatomic_add_return(&q->pollers, -1);
 	if (polls)
-		return;
+		return 0;
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q)); /* the poll may have dropped to SCHED_OTHER */
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
@@ -510,8 +517,22 @@ static void idle(struct rto_queue *q)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
 		else if (rto_helper_watches)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_LIFETIME_WATCH_NS);
+		else if (rto_helper_index >= rto_opt.workers)
+			rto_futex_wait_ns(&q->wake_seq, seq, RTO_EXTRA_IDLE_NS);
 		else
 			rto_futex_wait(&q->wake_seq, seq);
+	}
+	/*
+	 * A worker past workers= (rto_helpers_grow) that slept its while out
+	 * unwoken goes, still counted asleep-not-awake: sleepers-- (a full
+	 * barrier) then the last look at the queue, as before a sleep, so a
+	 * caller either sees it gone or it sees the caller's request.
+	 */
+	if (rto_helper_index >= rto_opt.workers && !retry && CMM_LOAD_SHARED(q->wake_seq) == seq) {
+		uatomic_add_return(&q->sleepers, -1);
+		if (!has_work(q))
+			return 1;
+		uatomic_add_return(&q->sleepers, 1);
 	}
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
@@ -525,6 +546,7 @@ static void idle(struct rto_queue *q)
 			set_priority(0);
 		idle_retry();
 	}
+	return 0;
 }
 
 /*
@@ -610,6 +632,7 @@ static void *worker_main(void *arg)
 	RTO_HAND_REAL(prctl)(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rto_signal_worker_init();
 	CMM_STORE_SHARED(q->running[rto_helper_index].tid, rto_signal_worker_tid());
+	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 1);
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
 	for (;;) {
@@ -619,7 +642,8 @@ static void *worker_main(void *arg)
 				free_deferred(q);
 				rto_pool_events_flush(0);
 			}
-			idle(q);
+			if (idle(q))
+				break;
 			check_cpu();
 			continue;
 		}
@@ -631,6 +655,9 @@ static void *worker_main(void *arg)
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			learn(q, key, t0, burst, prio);
 	}
+	/* An extra worker, idle: glibc counts it again for its exit; its row is free. */
+	rto_lifetime_helper_exiting();
+	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 0);
 	return NULL;
 }
 
@@ -668,11 +695,45 @@ void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers))
 	on_start = fn;
 }
 
+/*
+ * The workers' thread attributes.  Born on the helper CPUs at SCHED_OTHER,
+ * not on the marking thread's realtime CPU at its priority: there a
+ * worker could not even run to pin itself until its spinning caller slept.
+ * Not the 8 MiB default stack: under mlockall(MCL_FUTURE) every byte is
+ * faulted in.
+ */
+static void worker_attr(pthread_attr_t *attr, const cpu_set_t *cpus)
+{
+	struct sched_param other = {0};
+
+	pthread_attr_init(attr);
+	pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setaffinity_np(attr, sizeof(*cpus), cpus);
+	pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(attr, SCHED_OTHER);
+	pthread_attr_setschedparam(attr, &other);
+	pthread_attr_setstacksize(attr, RTO_HELPER_STACK);
+}
+
+/* Worker number i, named before any call is served: tools see every helper. */
+static int start_one(const pthread_attr_t *attr, unsigned i)
+{
+	pthread_t tid;
+	int err = rto_create_own_thread(&tid, attr, worker_main, (void *)(uintptr_t)i);
+
+	if (!err) {
+		rto_lifetime_helper_started(); /* glibc counts it no more */
+		char name[16];
+		snprintf(name, sizeof(name), "rtoffload/%u", i);
+		rto_real_pthread_setname_np(tid, name);
+	}
+	return err;
+}
+
 static int start_workers(struct rto_queue *q)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
-	pthread_t tid;
 	cpu_set_t cpus;
 	int err = 0;
 	unsigned n = rto_opt.workers;
@@ -683,6 +744,7 @@ static int start_workers(struct rto_queue *q)
 	rto_pollcap_init();
 	rto_predict_configure(rto_opt.helper_idle_us * UINT64_C(1000));
 	worker_cpus = cpus; /* read by the workers, which start after this */
+	CMM_STORE_SHARED(rows_used, n);
 	__cds_wfcq_init(&q->head, &q->tail);
 	/*
 	 * liburcu's dequeue stores head.next with plain stores (under our
@@ -693,30 +755,10 @@ static int start_workers(struct rto_queue *q)
 	/* Workers start with every signal blocked: signals belong to callers. */
 	sigfillset(&all);
 	rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/*
-	 * Born on the helper CPUs at SCHED_OTHER, not on the marking thread's
-	 * realtime CPU at its priority: there a worker could not even run to
-	 * pin itself until its spinning caller slept.
-	 */
-	struct sched_param other = {0};
-	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-	pthread_attr_setschedparam(&attr, &other);
-	/* Not the 8 MiB default: under mlockall(MCL_FUTURE) every byte is faulted in. */
-	pthread_attr_setstacksize(&attr, RTO_HELPER_STACK);
+	worker_attr(&attr, &cpus);
 	unsigned started = 0;
-	for (; started < n && !err; started += !err) {
-		err = rto_create_own_thread(&tid, &attr, worker_main, (void *)(uintptr_t)started);
-		if (!err) { /* named before any call is served: tools see every helper */
-			rto_lifetime_helper_started(); /* glibc counts it no more */
-			char name[16];
-			snprintf(name, sizeof(name), "rtoffload/%u", started);
-			rto_real_pthread_setname_np(tid, name);
-		}
-	}
+	for (; started < n && !err; started += !err)
+		err = start_one(&attr, started);
 	pthread_attr_destroy(&attr);
 	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/*
@@ -736,6 +778,48 @@ static int start_workers(struct rto_queue *q)
 	if (started && on_start)
 		on_start(&cpus, started);
 	return started ? 0 : err;
+}
+
+/*
+ * One more worker, in a free row past workers= (up to workers_max).  Only
+ * stall.c's watchdog calls this, so rows are picked by one thread; an
+ * extra worker frees its row (alive = 0) as the last thing it does.  Its
+ * own row says alive before it runs: not yet in a call, so the watchdog
+ * does not count every worker stuck again until it has taken one.
+ */
+int rto_helpers_grow(void)
+{
+	struct rto_queue *q = rto_q;
+	unsigned max =
+		rto_opt.workers_max > rto_opt.workers ? rto_opt.workers_max : rto_opt.workers;
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	if (max > RTO_WORKERS_MAX)
+		max = RTO_WORKERS_MAX;
+	for (unsigned i = rto_opt.workers; i < max; i++) {
+		struct rto_running *row = &q->running[i];
+		if (CMM_LOAD_SHARED(row->alive))
+			continue;
+		CMM_STORE_SHARED(row->in_call, 0);
+		CMM_STORE_SHARED(row->tid, 0); /* the watchdog says "starting" until it runs */
+		CMM_STORE_SHARED(row->alive, 1);
+		if (CMM_LOAD_SHARED(rows_used) < i + 1)
+			CMM_STORE_SHARED(rows_used, i + 1);
+		sigfillset(&all);
+		rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);
+		worker_attr(&attr, &worker_cpus);
+		int err = start_one(&attr, i);
+		pthread_attr_destroy(&attr);
+		rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (err) {
+			CMM_STORE_SHARED(row->alive, 0);
+			return -1;
+		}
+		rto_say(1, "every helper is inside a call for over stall_us: worker %u started", i);
+		return 0;
+	}
+	return -1;
 }
 
 int rto_helpers_start(void)

@@ -18,5 +18,7 @@ RTO_HIDDEN void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned 
 RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 /* helper_priority=inherit: idle workers wait at the highest marked priority. */
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
+/* stall.c's watchdog: every worker is stuck in a call; start one more (0), up to workers_max. */
+RTO_HIDDEN int rto_helpers_grow(void);
 
 #endif /* RTO_HELPER_H */

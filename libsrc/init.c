@@ -27,6 +27,7 @@
 #include "backstop.h"
 #include "signals.h"
 #include "live.h"
+#include "stall.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -37,6 +38,13 @@ static void write_out(void)
 	rto_async_at_exit();	  /* nothing accepted is lost */
 	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
 	rto_stats_at_exit();
+}
+
+/* With the helpers: live=1's publisher, and the stall watchdog (stall_us). */
+static void helpers_started(const cpu_set_t *cpus, unsigned workers)
+{
+	rto_live_start(cpus, workers);
+	rto_stall_start(cpus);
 }
 
 void rto_init_once(void)
@@ -64,7 +72,7 @@ void rto_init_once(void)
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
-	rto_helpers_on_start(rto_live_start); /* live=1: the publisher starts with them */
+	rto_helpers_on_start(helpers_started); /* the live publisher, the stall watchdog */
 	rto_route_on_dlerror(rto_dlerror_set);
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }

@@ -145,6 +145,19 @@ void rto_lifetime_helper_started(void)
 	}
 }
 
+void rto_lifetime_helper_exiting(void)
+{
+	uatomic_dec(&rto_q->helpers);
+	/*
+	 * glibc takes one off the count as the thread ends: put back the one
+	 * rto_lifetime_helper_started() took.  If every application thread
+	 * ended meanwhile, this thread then takes the count to zero and ends
+	 * the process with exit(0), as the last of them would have.
+	 */
+	if (nthreads)
+		uatomic_inc(nthreads);
+}
+
 /* ---- the watch: only helpers left ------------------------------------------------ */
 
 struct proc_state {

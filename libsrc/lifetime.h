@@ -12,6 +12,8 @@
 RTO_HIDDEN void rto_lifetime_init(void (*at_end)(void));
 /* A helper was started (by the calling, application, thread): glibc must not count it. */
 RTO_HIDDEN void rto_lifetime_helper_started(void);
+/* An extra helper exits (helper.c): glibc counts it again, for its own exit's count. */
+RTO_HIDDEN void rto_lifetime_helper_exiting(void);
 /* The watching helper, idle: RTO_LIFETIME_WATCH_NS since its last look? */
 RTO_HIDDEN int rto_lifetime_watch_due(void);
 /*

@@ -42,6 +42,7 @@
 #include "stats.h"
 #include "report.h"
 #include "live.h"
+#include "stall.h"
 #include "lifetime.h"
 #include "real.h"
 
@@ -257,6 +258,29 @@ static void copy_threads(struct rto_live *l)
 	l->other_threads = rto_stats_other_threads();
 }
 
+/* The stall counts, and the calls stalled now (rtoffload top shows them while they last). */
+static void copy_stalls(struct rto_live *l)
+{
+	struct rto_stall_counts c;
+	struct rto_stall_row r;
+	unsigned n = 0;
+
+	rto_stall_counts(&c);
+	l->stalls = c.calls;
+	l->stalls_unclaimed = c.unclaimed;
+	l->stalls_running = c.running;
+	l->stalls_taken_back = c.taken_back;
+	l->workers_grown = c.grown;
+	for (unsigned pos = 0;
+	     n < sizeof(l->stalled) / sizeof(l->stalled[0]) && rto_stall_next(&pos, &r); n++) {
+		snprintf(l->stalled[n].fn, sizeof(l->stalled[n].fn), "%s", r.fn);
+		l->stalled[n].tid = r.tid;
+		l->stalled[n].helper = r.helper;
+		l->stalled[n].ns = r.ns;
+	}
+	l->nstalled = n;
+}
+
 /*
  * Seqlock: seq odd while the copy is made.  Readers are other processes
  * that copy the segment and retry when seq moved or was odd.
@@ -278,6 +302,7 @@ static void publish(struct rto_live *l)
 	rto_async_ring_use(&l->ring_used, &l->ring_cap, &l->rings);
 	copy_fns(l);
 	copy_threads(l);
+	copy_stalls(l);
 	l->published_ns = rto_now_ns();
 	l->copies++;
 	cmm_smp_wmb();

@@ -18,7 +18,7 @@
 #define RTO_LIVE_DIR	 "/dev/shm"
 #define RTO_LIVE_PREFIX	 "rtoffload."
 #define RTO_LIVE_MAGIC	 UINT64_C(0x315645494c4f5452) /* "RTOLIEV1" */
-#define RTO_LIVE_VERSION 1
+#define RTO_LIVE_VERSION 2			      /* 2: stalls */
 #define RTO_LIVE_FNS	 256
 #define RTO_LIVE_THREADS 256
 
@@ -65,6 +65,15 @@ struct rto_live {
 	uint64_t other_threads; /* marked threads beyond the table */
 	struct rto_live_fn fns[RTO_LIVE_FNS];
 	struct rto_live_thread threads[RTO_LIVE_THREADS];
+	/* Stalls (stall.c): since start, and the calls stalled at this copy. */
+	uint64_t stalls, stalls_unclaimed, stalls_running, stalls_taken_back, workers_grown;
+	uint32_t nstalled;
+	struct rto_live_stall {
+		char fn[32];
+		int32_t tid;	/* the caller's */
+		int32_t helper; /* the worker running it, 0: no helper took it */
+		uint64_t ns;	/* waited so far */
+	} stalled[16];
 };
 
 /* The largest value of histogram bucket b (stats.c's log-linear buckets). */

@@ -267,6 +267,12 @@ static const struct word on_strict_words[] = {
 	{NULL, 0},
 };
 
+static const struct word on_stall_words[] = {
+	{"wait", RTO_ON_STALL_WAIT},
+	{"local", RTO_ON_STALL_LOCAL},
+	{NULL, 0},
+};
+
 /* fd_local=pipe,tmpfs,...: the kinds of descriptor whose calls run locally. */
 static int parse_fd_kind(struct val w, struct rto_options *o)
 {
@@ -455,6 +461,17 @@ static const struct key keys[] = {
 	WORDS(children, children_words, "caller or helpers",
 	      "where a marked thread's system, popen and posix_spawn run: caller (the child "
 	      "inherits its CPUs, scheduling and signal mask) or helpers (their CPUs)"),
+	/* Stalls (stall.c, transport.c, helper.c). */
+	NUMBER(stall_us, 0, 60000000, "a whole number from 0 to 60000000",
+	       "a call not served within this is reported, counted and shown by rtoffload top "
+	       "(0, the default: never; 10000 is a good value)"),
+	WORDS(on_stall, on_stall_words, "wait or local",
+	      "a call no helper took within stall_us: wait for one, or run it on its caller "
+	      "(counted as fallback; never for strict threads)"),
+	NUMBER(workers_max, 1, 64, "a whole number from 1 to 64",
+	       "more workers start, up to this, while every worker is inside a call longer "
+	       "than stall_us and calls wait (default 8: a few blocked readers and the "
+	       "others' calls); idle ones exit"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")",
 	    "marks threads without the API: none, main, all, rt (SCHED_FIFO/RR), cpus "
@@ -478,6 +495,21 @@ void rto_options_defaults(struct rto_options *o)
 	o->pool_kb = 4096;
 	o->backstop = 1; /* on wherever the kernel has it (backstop.c) */
 	o->fd_local = RTO_FD_PIPE | RTO_FD_SOCKET | RTO_FD_ANON | RTO_FD_TMPFS | RTO_FD_CHR;
+	/*
+	 * Off until a call that waits for input (a pipe, a socket, a FIFO's
+	 * open: it would wait as long on the caller) is told from a stall: on,
+	 * such calls' lines on stderr changed what programs' own tests see
+	 * (issue 28).  10000 (10 ms: far above any round trip, far below a
+	 * watchdog's) is the value to set.
+	 */
+	o->stall_us = 0;
+	/*
+	 * Each worker stuck in a call that waits for input (a pipe, a socket,
+	 * a FIFO's open) holds one: 8 lets six of them wait beside the two
+	 * workers= sets for the others' calls, for 1 MiB of stack each (locked
+	 * under mlock=1) only while they are needed.
+	 */
+	o->workers_max = 8;
 }
 
 /*

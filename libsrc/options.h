@@ -25,6 +25,8 @@ enum rto_wake { RTO_WAKE_IDLE, RTO_WAKE_PREDICT };
 
 /* on_strict=, async_full=, malloc=, pool_full= */
 enum rto_on_strict { RTO_ON_STRICT_ERRNO, RTO_ON_STRICT_SIGNAL, RTO_ON_STRICT_ABORT };
+/* on_stall=: what a call no helper took within stall_us does (transport.c). */
+enum rto_on_stall { RTO_ON_STALL_WAIT, RTO_ON_STALL_LOCAL };
 enum rto_async_full { RTO_ASYNC_FULL_WAIT, RTO_ASYNC_FULL_SYNC };
 enum rto_malloc_mode { RTO_MALLOC_GLIBC = 0, RTO_MALLOC_POOL = 1 };
 enum rto_pool_full { RTO_POOL_FULL_FALLBACK = 0, RTO_POOL_FULL_FAIL, RTO_POOL_FULL_ABORT };
@@ -77,6 +79,10 @@ struct rto_options {
 	int backstop;	  /* backstop=on|off: Syscall User Dispatch on marked threads */
 	int report_traps; /* report_traps=0|1: each new trapping call site, once */
 	int children;	  /* children=caller|helpers: RTO_CHILDREN_* */
+	/* Stalls (stall.c): a call waiting longer than stall_us is reported. */
+	uint64_t stall_us;    /* stall_us=N, 0: no stall detection */
+	int on_stall;	      /* on_stall=wait|local: enum rto_on_stall */
+	unsigned workers_max; /* workers_max=N: workers started while all are stuck */
 };
 
 /* children=: where a marked thread's system/popen/posix_spawn run (route.c). */

@@ -116,7 +116,10 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	if (size) /* the result, and whatever else the call wrote into its args */
 		memcpy(args, req.inl, size);
 	rto_route_resume(req.route);
-	rto_stats_offloaded(fn, ns);
+	if (RTO_UNLIKELY(req.flags & RTO_RQ_TAKEN)) /* on_stall=local ran it here (transport.c) */
+		rto_stats_fallback(fn);
+	else
+		rto_stats_offloaded(fn, ns);
 	if (RTO_UNLIKELY(rto_opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.flags &

@@ -23,6 +23,7 @@
 #include "real.h"
 #include "rto_malloc.h"
 #include "transport.h"
+#include "stall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -419,6 +420,9 @@ int rto_stats_get(struct rt_offload_stats *out)
 	for (unsigned pos = 0; rto_backstop_next(&pos, &r);)
 		out->trapped += r.n[RTO_BS_TRAPPED];
 	rto_thread_faults(&out->minor_faults, &out->major_faults);
+	struct rto_stall_counts sc;
+	rto_stall_counts(&sc);
+	out->stalled = sc.calls;
 	return 0;
 }
 
@@ -688,6 +692,31 @@ static void write_json_syscalls(struct out *o)
 	out_printf(o, "]");
 }
 
+static void write_stall_counts(struct out *o)
+{
+	struct rto_stall_counts c;
+
+	rto_stall_counts(&c);
+	if (!c.calls && !c.grown)
+		return;
+	out_printf(o,
+		   "stalls: %lu calls waited over stall_us=%lu (%lu not taken by a helper, %lu "
+		   "running on one, %lu taken back by their caller), %lu workers added\n",
+		   c.calls, (unsigned long)rto_opt.stall_us, c.unclaimed, c.running, c.taken_back,
+		   c.grown);
+}
+
+static void write_json_stalls(struct out *o)
+{
+	struct rto_stall_counts c;
+
+	rto_stall_counts(&c);
+	out_printf(o,
+		   ",\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,"
+		   "\"taken_back\":%lu,\"workers_added\":%lu,\"now\":%u}",
+		   c.calls, c.unclaimed, c.running, c.taken_back, c.grown, c.now);
+}
+
 static void write_table(struct out *o)
 {
 	struct summary s;
@@ -723,6 +752,7 @@ static void write_table(struct out *o)
 	rto_stats_async_counts(&queued, &full);
 	if (queued || full)
 		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
+	write_stall_counts(o);
 	write_predict_counts(o);
 	write_slot_counts(o);
 	write_syscalls_table(o);
@@ -820,6 +850,7 @@ static void write_json(struct out *o)
 		sep = ",";
 	}
 	out_printf(o, "]");
+	write_json_stalls(o);
 	write_json_predict(o);
 	write_json_syscalls(o);
 	write_json_threads(o);

@@ -17,6 +17,10 @@
 #include "signals.h"
 #include "futex.h"
 #include "route_state.h"
+#include "stall.h"
+#include "self.h"
+
+#include "rtoffload.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -169,6 +173,16 @@ struct rto_req *rto_slot_take(struct rto_queue *q, int above)
 	return best;
 }
 
+int rto_slot_take_back(struct rto_queue *q, struct rto_req *s)
+{
+	unsigned i = (unsigned)((struct rto_slot *)(void *)s - q->slots);
+	uint64_t post = CMM_LOAD_SHARED(s->post); /* our own: only we post here */
+	uint64_t seen = CMM_LOAD_SHARED(q->slot_seen[i]);
+
+	/* A worker's claim is this same exchange of seen for post: one of us wins. */
+	return seen != post && uatomic_cmpxchg(&q->slot_seen[i], seen, post) == seen;
+}
+
 void rto_slots_counts(const struct rto_queue *q, unsigned *most, unsigned *held)
 {
 	uint32_t n = q ? CMM_LOAD_SHARED(q->nslots) : 0;
@@ -270,8 +284,45 @@ static void wait_state(struct rto_req *r, uint32_t seen, long ns, int cancellabl
  * that ran here would have ended the call with EINTR: kick the worker
  * every millisecond until the call returns (a call that does not sleep
  * interruptibly just finishes).
+ *
+ * Stalls: the sleep before stall_at is a timed FUTEX_WAIT that ends there
+ * instead of an untimed one, so a call served in time costs nothing more
+ * (the kernel arms a timer it disarms at the wake).  Past stall_at the
+ * call is noted for the watchdog (stall.c: it reads /proc, which we must
+ * not), once; with on_stall=local a slot's post no worker has claimed
+ * yet is taken back: returns 1, and the caller runs it.
  */
-static void wait_loop(struct rto_req *r, int cancellable)
+struct stall_watch {
+	uint64_t at; /* 0: noted already, or no stall detection */
+	uint64_t t0; /* the call's start */
+	unsigned note;
+	int may_take; /* on_stall=local, by a slot, not a strict thread */
+};
+
+static int stall_passed(struct rto_req *r, struct stall_watch *w, long *ns)
+{
+	uint64_t now = rto_now_ns();
+
+	if (now < w->at) {
+		long left = (long)(w->at - now);
+		if (!*ns || left < *ns)
+			*ns = left;
+#ifdef __SANITIZE_THREAD__
+		if (*ns > 1000000) /* rto_futex_wait's slices: a handler runs between them */
+			*ns = 1000000;
+#endif
+		return 0;
+	}
+	w->at = 0;
+	if (w->may_take && rto_slot_take_back(rto_q, r)) {
+		rto_stall_taken_back();
+		return 1;
+	}
+	w->note = rto_stall_note(r, r->fn, w->t0);
+	return 0;
+}
+
+static int wait_loop(struct rto_req *r, int cancellable, struct stall_watch *stall)
 {
 	int interrupting = 0;
 
@@ -283,10 +334,14 @@ static void wait_loop(struct rto_req *r, int cancellable)
 		}
 		if (RTO_UNLIKELY(interrupting))
 			kick(r);
+		long ns = interrupting ? 1000000 : 0;
+		if (stall->at && stall_passed(r, stall, &ns))
+			return 1;
 		uint32_t s = CMM_LOAD_SHARED(r->state);
 		if (s == RTO_REQ_WAITING || s == RTO_REQ_KICKED)
-			wait_state(r, s, interrupting ? 1000000 : 0, cancellable);
+			wait_state(r, s, ns, cancellable);
 	}
+	return 0;
 }
 
 /*
@@ -308,8 +363,10 @@ static void abandon(void *arg)
 	rto_route_resume(r->route);
 }
 
-static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
+static int sleep_until_done(struct rto_queue *q, struct rto_req *r, struct stall_watch *stall)
 {
+	int taken;
+
 	/*
 	 * Not served within spin_ns: the awake workers may all be inside long
 	 * calls (a blocking read, getaddrinfo).  Wake a sleeper to take ours;
@@ -322,15 +379,39 @@ static void sleep_until_done(struct rto_queue *q, struct rto_req *r)
 	if (uatomic_cmpxchg(&r->state, RTO_REQ_PENDING, RTO_REQ_WAITING) == RTO_REQ_DONE) {
 		cmm_smp_rmb();
 		RTO_TSAN_ACQUIRE(r);
-		return;
+		return 0;
 	}
-	if (!(r->fn->flags & RTO_F_CANCEL)) {
-		wait_loop(r, 0);
-		return;
-	}
+	if (!(r->fn->flags & RTO_F_CANCEL))
+		return wait_loop(r, 0, stall);
 	pthread_cleanup_push(abandon, r);
-	wait_loop(r, 1);
+	taken = wait_loop(r, 1, stall);
 	pthread_cleanup_pop(0);
+	return taken;
+}
+
+/*
+ * on_stall=local: the post r (our slot's) is ours again, and no worker
+ * will read it.  Run it here as a worker would, but as ourselves: our
+ * own signal mask, locale, stdio locks and resolver are already the
+ * call's.  DONE first, so that a cancellation inside the call finds
+ * nothing to wait for.  The call's nested wrapped calls go direct (the
+ * route is, from route.c's offload()).
+ */
+static void resume_route(void *arg)
+{
+	rto_route_resume(((struct rto_req *)arg)->route);
+}
+
+static void run_taken_back(struct rto_req *r)
+{
+	CMM_STORE_SHARED(r->state, RTO_REQ_DONE);
+	r->flags |= RTO_RQ_TAKEN;
+	errno = r->err;
+	/* Cancelled inside it: our route back, as abandon() does for a helper's call. */
+	pthread_cleanup_push(resume_route, r);
+	r->fn->run((r->flags & RTO_RQ_INLINE) ? (void *)r->inl : r->args);
+	pthread_cleanup_pop(0);
+	r->err = errno;
 }
 
 static void enqueue(struct rto_queue *q, struct rto_req *r)
@@ -359,8 +440,19 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 	}
 	wake_worker_if_all_asleep(q);
 	struct rto_req *w = slot ? slot : r; /* the request the worker runs */
-	if (!spin_until_done(w, t0))
-		sleep_until_done(q, w);
+	if (!spin_until_done(w, t0)) {
+		/* Not a queued request: its node, on our stack, stays in the queue. */
+		struct stall_watch stall = {
+			.at = rto_opt.stall_us ? t0 + rto_opt.stall_us * 1000 : 0,
+			.t0 = t0,
+			.may_take = slot && rto_opt.on_stall == RTO_ON_STALL_LOCAL &&
+				    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT,
+		};
+		if (sleep_until_done(q, w, &stall))
+			run_taken_back(w);
+		if (RTO_UNLIKELY(stall.note))
+			rto_stall_clear(stall.note);
+	}
 	if (slot)
 		rto_slot_collect(r, slot);
 }

@@ -65,7 +65,11 @@ struct rto_req {
 	unsigned char route; /* the caller's route before the call, restored if cancelled */
 } __attribute__((aligned(RTO_CACHELINE)));
 
-/* Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now. */
+/*
+ * Caller side: enqueue, wake a helper only if one sleeps, wait for DONE. t0: now.
+ * Past stall_us the wait is noted (stall.c); with on_stall=local a call no
+ * worker took yet is taken back and run here: RTO_RQ_TAKEN in req->flags.
+ */
 RTO_HIDDEN void rto_offload(struct rto_req *req, uint64_t t0);
 /* Enqueue and wake a worker if all sleep; nobody waits for req. */
 RTO_HIDDEN void rto_offload_async(struct rto_req *req);
@@ -108,6 +112,12 @@ RTO_HIDDEN int rto_slots_posted(struct rto_queue *q);
 RTO_HIDDEN struct rto_req *rto_slot_take(struct rto_queue *q, int above);
 /* The report's figures: slots ever claimed at once (a high-water mark), and held now. */
 RTO_HIDDEN void rto_slots_counts(const struct rto_queue *q, unsigned *most, unsigned *held);
+/*
+ * on_stall=local: the caller's own claim of its posted slot s, the same
+ * compare-and-swap a worker's claim makes: 1 when it won, and no worker
+ * will ever read the post.  0: a worker took it first.
+ */
+RTO_HIDDEN int rto_slot_take_back(struct rto_queue *q, struct rto_req *s);
 /* At load, before any thread claims a slot: the release at thread exit. */
 RTO_HIDDEN void rto_slots_init(void);
 
@@ -119,6 +129,7 @@ RTO_HIDDEN void rto_slots_init(void);
  */
 #define RTO_WORKERS_MAX 64 /* workers= is capped here too (options.c) */
 #define RTO_SLOTS	16 /* marked threads with a slot; the others use the queue alone */
+#define RTO_STALL_NOTES 16 /* calls stalled at once that the watchdog sees one by one */
 
 struct rto_queue {
 	/*
@@ -156,7 +167,25 @@ struct rto_queue {
 		const struct rto_req *req; /* written by its worker only */
 		int32_t tid;
 		int32_t in_call; /* from before it takes the caller's priority to its publish */
+		/* For stall.c's watchdog: what the call is and since when (its worker's clock). */
+		struct rto_fn *fn;
+		uint64_t since;
+		int32_t alive; /* a worker runs on this row (helper.c: rows past workers= come and
+				  go) */
 	} running[RTO_WORKERS_MAX];
+	/*
+	 * Calls that waited longer than stall_us, noted by their callers for
+	 * the watchdog (stall.c); stall_seq is the watchdog's futex word.
+	 */
+	uint32_t stall_seq __attribute__((aligned(RTO_CACHELINE)));
+	struct rto_stall_note {
+		uint32_t gen;  /* odd: a caller holds the note; even: free */
+		uint32_t live; /* gen once the fields below are written, 0 while they are not */
+		int32_t tid;   /* the caller's (0: unknown) */
+		struct rto_fn *fn;
+		const struct rto_req *req; /* the request a worker runs: its slot's, or its own */
+		uint64_t t0;		   /* the call's start, rto_now_ns() */
+	} stalls[RTO_STALL_NOTES];
 };
 
 /* On a MADV_WIPEONFORK mapping: a child, even of a raw clone(), sees zeros. */

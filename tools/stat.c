@@ -122,6 +122,22 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 		(unsigned)l->rings, eol);
 	fprintf(o, "page faults while marked: %lu minor, %lu major (finished marked intervals)%s",
 		(unsigned long)l->minor, (unsigned long)l->major, eol);
+	fprintf(o,
+		"stalls: %lu calls waited over stall_us (%lu not taken by a helper, %lu running "
+		"on one, %lu taken back), %lu workers added%s",
+		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
+		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
+		(unsigned long)l->workers_grown, eol);
+	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
+	     i++) {
+		const struct rto_live_stall *st = &l->stalled[i];
+		fprintf(o, "  STALLED %-18.32s thread %d, %.1f ms so far, ", st->fn, (int)st->tid,
+			(double)st->ns / 1e6);
+		if (st->helper)
+			fprintf(o, "running on helper tid %d%s", (int)st->helper, eol);
+		else
+			fprintf(o, "no helper took it%s", eol);
+	}
 }
 
 static void json_str(FILE *o, const char *s)
@@ -184,10 +200,26 @@ static void print_json(FILE *o, const struct rto_live *l, int fresh)
 	}
 	fprintf(o,
 		"],\"other_threads\":%lu,\"async\":{\"queued\":%lu,\"ring_full\":%lu,"
-		"\"ring_used_bytes\":%lu,\"ring_bytes\":%lu,\"rings\":%u}}\n",
+		"\"ring_used_bytes\":%lu,\"ring_bytes\":%lu,\"rings\":%u},",
 		(unsigned long)l->other_threads, (unsigned long)l->async_queued,
 		(unsigned long)l->async_full, (unsigned long)l->ring_used,
 		(unsigned long)l->ring_cap, (unsigned)l->rings);
+	fprintf(o,
+		"\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,\"taken_back\":%lu,"
+		"\"workers_added\":%lu,\"now\":[",
+		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
+		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
+		(unsigned long)l->workers_grown);
+	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
+	     i++) {
+		char fn[33];
+		snprintf(fn, sizeof(fn), "%s", l->stalled[i].fn);
+		fprintf(o, "%s{\"fn\":", i ? "," : "");
+		json_str(o, fn);
+		fprintf(o, ",\"tid\":%d,\"helper\":%d,\"ns\":%lu}", (int)l->stalled[i].tid,
+			(int)l->stalled[i].helper, (unsigned long)l->stalled[i].ns);
+	}
+	fprintf(o, "]}}\n");
 }
 
 /* A pid: digits only, and a live process or not, the segment decides. */

@@ -188,11 +188,14 @@ run_case() {
 		STATS="$W/stats/$name"
 		mkdir -p "$OUT" "$STATS"
 		chmod 777 "$STATS" # the setuid case writes here as nobody
+		: >>"$STATS/reports" && chmod 666 "$STATS/reports" # report_path=, as nobody too
 		if [ "$mode" = plain ]; then
 			PRELOAD=()
 		else
+			# Reports to a file: stall lines (stall_us) come with the machine's
+			# load, and stderr is compared byte for byte.
 			PRELOAD=("LD_PRELOAD=$lib_preload${LD_PRELOAD:+ $LD_PRELOAD}"
-				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json")
+				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json:report_path=$STATS/reports")
 		fi
 		rm -rf "$RUN"
 		mkdir -p "$RUN"

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Stalls: a call that no helper took within stall_us, or that has run on
+ * a helper longer than that, is said once per call site, counted, and
+ * shown by rtoffload top while it lasts.  When every worker is stuck
+ * inside a call and calls wait, another worker starts (helper.c, up to
+ * workers_max).
+ *
+ * Who does what:
+ *   - the caller (realtime) only notes its stall: its timed FUTEX_WAIT ran
+ *     out at stall_us (transport.c), so it claims a note in the queue's
+ *     table by compare-and-swap, fills it and wakes the watchdog: a few
+ *     atomics and one FUTEX_WAKE, only on a call already late;
+ *   - the watchdog, a thread of ours at SCHED_OTHER, renders the line.  It
+ *     reads /proc (who runs on the helpers' CPUs, at which policy and
+ *     priority: the busy loop of another program, say), which a realtime
+ *     thread must not, and which may take milliseconds.  Not a helper:
+ *     the helpers are what is stalled (starved on their CPU by that busy
+ *     loop, or stuck in calls), so a helper could say nothing until the
+ *     stall ended.  The watchdog runs off the helpers' CPUs for the same
+ *     reason: there it would be starved with them.  It sleeps on
+ *     a futex word until a caller notes a stall, and then looks every
+ *     stall_us / 2 while a noted call waits for a worker (a worker may
+ *     have to be added), not while calls only run long (the live view
+ *     reads the notes itself): a call blocked for hours on a pipe costs
+ *     no periodic wake-up.
+ *
+ * A call site here is the function, its caller thread and what held it
+ * (no helper took it; a helper runs it): the caller cannot unwind its
+ * stack on its realtime path, and the watchdog cannot unwind another
+ * thread's.  Later stalls of a site are counted only.
+ */
+#include "options_load.h"
+#include "cpulist.h"
+#include "fn.h"
+#include "callsite.h"
+#include "transport.h"
+#include "helper.h"
+#include "futex.h"
+#include "procfs.h"
+#include "own_thread.h"
+#include "lifetime.h"
+#include "report.h"
+#include "real.h"
+#include "stall.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define STALL_STACK (256 * 1024)
+
+static struct {
+	uint64_t calls, unclaimed, running, taken_back, grown;
+} counts;
+
+/*
+ * The caller's tid without a system call: glibc's thread descriptor holds
+ * it at the offset libthread_db reads (lifetime.c reads the initial
+ * thread's the same way).  0 where unknown: the line then says "tid ?".
+ */
+static size_t tid_offset;
+
+static pid_t caller_tid(void)
+{
+	return tid_offset ? *(const pid_t *)((const char *)pthread_self() + tid_offset) : 0;
+}
+
+/* ---- the caller's side ------------------------------------------------------------ */
+
+unsigned rto_stall_note(const struct rto_req *w, struct rto_fn *fn, uint64_t t0)
+{
+	struct rto_queue *q = rto_q;
+	unsigned handle = 0;
+
+	uatomic_inc(&counts.calls);
+	for (unsigned i = 0; i < RTO_STALL_NOTES && !handle; i++) {
+		struct rto_stall_note *n = &q->stalls[i];
+		uint32_t g = CMM_LOAD_SHARED(n->gen);
+		if ((g & 1) || uatomic_cmpxchg(&n->gen, g, g + 1) != g)
+			continue;
+		CMM_STORE_SHARED(n->tid, caller_tid());
+		CMM_STORE_SHARED(n->fn, fn);
+		CMM_STORE_SHARED(n->req, w);
+		CMM_STORE_SHARED(n->t0, t0);
+		cmm_smp_wmb(); /* the fields before live: the watchdog reads live first */
+		CMM_STORE_SHARED(n->live, g + 1);
+		handle = i + 1;
+	}
+	/* Full table: counted, and the watchdog still looks whether a worker is needed. */
+	uatomic_inc(&q->stall_seq);
+	rto_futex_wake(&q->stall_seq, 1);
+	return handle;
+}
+
+void rto_stall_clear(unsigned handle)
+{
+	struct rto_stall_note *n = &rto_q->stalls[handle - 1];
+
+	CMM_STORE_SHARED(n->live, 0);
+	uatomic_inc(&n->gen); /* even: free; a watchdog reading it sees the change */
+}
+
+void rto_stall_taken_back(void)
+{
+	uatomic_inc(&counts.calls);
+	uatomic_inc(&counts.taken_back);
+}
+
+/* ---- reading the notes ------------------------------------------------------------ */
+
+struct note {
+	uint32_t gen;
+	int32_t tid;
+	struct rto_fn *fn;
+	const struct rto_req *req;
+	uint64_t t0;
+};
+
+/* Note i, if a caller holds it and it is whole: 1 and *out. */
+static int read_note(const struct rto_queue *q, unsigned i, struct note *out)
+{
+	const struct rto_stall_note *n = &q->stalls[i];
+	uint32_t live = CMM_LOAD_SHARED(n->live);
+
+	if (!(live & 1))
+		return 0;
+	cmm_smp_rmb();
+	out->gen = live;
+	out->tid = CMM_LOAD_SHARED(n->tid);
+	out->fn = CMM_LOAD_SHARED(n->fn);
+	out->req = CMM_LOAD_SHARED(n->req);
+	out->t0 = CMM_LOAD_SHARED(n->t0);
+	cmm_smp_rmb();
+	/* Not cleared, not reused meanwhile: the fields are this call's. */
+	return CMM_LOAD_SHARED(n->gen) == live && out->fn;
+}
+
+/* The row of the worker running req, or -1. */
+static int runner_of(const struct rto_queue *q, const struct rto_req *req)
+{
+	for (int i = 0; i < RTO_WORKERS_MAX; i++)
+		if (CMM_LOAD_SHARED(q->running[i].req) == req)
+			return i;
+	return -1;
+}
+
+void rto_stall_counts(struct rto_stall_counts *c)
+{
+	const struct rto_queue *q = rto_q;
+	struct note n;
+
+	c->calls = uatomic_read(&counts.calls);
+	c->unclaimed = uatomic_read(&counts.unclaimed);
+	c->running = uatomic_read(&counts.running);
+	c->taken_back = uatomic_read(&counts.taken_back);
+	c->grown = uatomic_read(&counts.grown);
+	c->now = 0;
+	for (unsigned i = 0; q && i < RTO_STALL_NOTES; i++)
+		c->now += read_note(q, i, &n);
+}
+
+int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
+{
+	const struct rto_queue *q = rto_q;
+	struct note n;
+
+	for (; q && *pos < RTO_STALL_NOTES; (*pos)++) {
+		if (!read_note(q, *pos, &n))
+			continue;
+		int w = runner_of(q, n.req);
+		uint64_t now = rto_now_ns();
+		*row = (struct rto_stall_row){
+			.fn = n.fn->name,
+			.tid = n.tid,
+			.helper = w < 0 ? 0 : CMM_LOAD_SHARED(q->running[w].tid),
+			.ns = now > n.t0 ? now - n.t0 : 0,
+		};
+		(*pos)++;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- what runs on the helpers' CPUs (the watchdog: /proc) ------------------------- */
+
+static cpu_set_t helper_cpus; /* set before the watchdog starts */
+static pid_t watchdog_tid;    /* the watchdog's own, left out of what it sees */
+
+struct task {
+	pid_t pid, tid;
+	int policy, prio, nice, cpu;
+	char state;
+	char name[17];
+};
+
+/* A /proc stat line: comm, state, nice (19), processor (39), rt_priority (40), policy (41). */
+static int parse_task(const char *line, struct task *t)
+{
+	const char *open = strchr(line, '('), *close = strrchr(line, ')');
+	long v[42] = {0};
+
+	if (!open || !close || close < open || !close[1])
+		return -1;
+	size_t n = (size_t)(close - open - 1);
+	if (n >= sizeof(t->name))
+		n = sizeof(t->name) - 1;
+	memcpy(t->name, open + 1, n);
+	t->name[n] = '\0';
+	const char *p = close + 2; /* field 3, the state */
+	t->state = *p;
+	for (int field = 4; field < 42; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+		v[field] = strtol(++p, NULL, 10);
+	}
+	t->nice = (int)v[19];
+	t->cpu = (int)v[39];
+	t->prio = (int)v[40];
+	t->policy = (int)v[41];
+	return 0;
+}
+
+/* How strongly t holds its CPU: realtime above all, then by nice. */
+static int rank(const struct task *t)
+{
+	if (t->policy == SCHED_FIFO || t->policy == SCHED_RR)
+		return 1000 + t->prio;
+	return 100 - t->nice;
+}
+
+/* The numeric names in directory path, one by one (raw getdents64). */
+struct dir {
+	long fd;
+	char buf[4096];
+	long len, pos;
+};
+
+static long dir_next(struct dir *d)
+{
+	for (;;) {
+		if (d->pos >= d->len) {
+			d->len = rto_syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+			d->pos = 0;
+			if (d->len <= 0)
+				return -1;
+		}
+		/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name. */
+		const char *e = d->buf + d->pos;
+		unsigned short reclen;
+		memcpy(&reclen, e + 16, sizeof(reclen));
+		d->pos += reclen;
+		const char *name = e + 19;
+		if (*name >= '0' && *name <= '9')
+			return strtol(name, NULL, 10);
+	}
+}
+
+static int dir_open(struct dir *d, const char *path)
+{
+	d->fd = rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->len = d->pos = 0;
+	return d->fd < 0 ? -1 : 0;
+}
+
+/*
+ * For each of the helpers' CPUs, the runnable task there that holds it
+ * most strongly (state R on it: running, or waiting for it), in any
+ * process, but the watchdog itself.  A scan of /proc: milliseconds on a
+ * busy system, on this thread only.
+ */
+#define CPUS_SHOWN 8
+
+static void busiest(struct task *best, const int *cpu, int ncpu)
+{
+	static struct dir procs, tasks; /* 8 KiB: not on the watchdog's stack */
+	char path[64], line[1024];
+
+	for (int i = 0; i < ncpu; i++)
+		best[i].tid = 0;
+	if (dir_open(&procs, "/proc") != 0)
+		return;
+	for (long pid; (pid = dir_next(&procs)) >= 0;) {
+		snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+		if (dir_open(&tasks, path) != 0)
+			continue;
+		for (long tid; (tid = dir_next(&tasks)) >= 0;) {
+			struct task t;
+			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", pid, tid);
+			if (tid == watchdog_tid || rto_procfs_read(path, line, sizeof(line)) <= 0 ||
+			    parse_task(line, &t) != 0 || t.state != 'R')
+				continue;
+			t.pid = (pid_t)pid;
+			t.tid = (pid_t)tid;
+			for (int i = 0; i < ncpu; i++)
+				if (t.cpu == cpu[i] && (!best[i].tid || rank(&t) > rank(&best[i])))
+					best[i] = t;
+		}
+		rto_syscall(SYS_close, tasks.fd);
+	}
+	rto_syscall(SYS_close, procs.fd);
+}
+
+static const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+		return "SCHED_FIFO";
+	case SCHED_RR:
+		return "SCHED_RR";
+	case SCHED_BATCH:
+		return "SCHED_BATCH";
+	case SCHED_IDLE:
+		return "SCHED_IDLE";
+	default:
+		return "SCHED_OTHER";
+	}
+}
+
+/* ---- the line ------------------------------------------------------------------------- */
+
+struct line {
+	char buf[1536];
+	size_t n;
+};
+
+static void put(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->n >= sizeof(l->buf) - 2)
+		return;
+	va_start(ap, fmt);
+	int w = vsnprintf(l->buf + l->n, sizeof(l->buf) - 1 - l->n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		l->n += (size_t)w < sizeof(l->buf) - 1 - l->n ? (size_t)w
+							      : sizeof(l->buf) - 2 - l->n;
+}
+
+static void put_ms(struct line *l, uint64_t ns)
+{
+	if (ns >= 10000000000u)
+		put(l, "%.0f s", (double)ns / 1e9);
+	else if (ns >= 1000000000u)
+		put(l, "%.1f s", (double)ns / 1e9);
+	else
+		put(l, "%.1f ms", (double)ns / 1e6);
+}
+
+static void thread_name(pid_t pid, pid_t tid, char *out, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	if (rto_procfs_read(path, out, size) <= 0)
+		snprintf(out, size, "?");
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* What the helpers' CPUs and the workers are busy with. */
+static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
+{
+	struct task best[CPUS_SHOWN];
+	int cpu[CPUS_SHOWN], ncpu = 0;
+
+	for (int c = 0; c < CPU_SETSIZE && ncpu < CPUS_SHOWN; c++)
+		if (CPU_ISSET(c, &helper_cpus))
+			cpu[ncpu++] = c;
+	busiest(best, cpu, ncpu);
+	for (int i = 0; i < ncpu; i++) {
+		put(l, "; CPU %d ", cpu[i]);
+		if (!best[i].tid) {
+			put(l, "runs nothing else");
+			continue;
+		}
+		char proc[17] = "?";
+		thread_name(best[i].pid, best[i].pid, proc, sizeof(proc));
+		put(l, "busy with '%s' (tid %d of process %d '%s') %s %d", best[i].name,
+		    (int)best[i].tid, (int)best[i].pid, proc, policy_name(best[i].policy),
+		    best[i].policy == SCHED_FIFO || best[i].policy == SCHED_RR ? best[i].prio
+									       : best[i].nice);
+		if (best[i].policy != SCHED_FIFO && best[i].policy != SCHED_RR)
+			put(l, " (nice)");
+	}
+	put(l, "; helpers:");
+	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
+		const struct rto_running *w = &q->running[i];
+		if (!CMM_LOAD_SHARED(w->alive))
+			continue;
+		int tid = CMM_LOAD_SHARED(w->tid);
+		if (!tid) { /* rto_helpers_grow() just started it */
+			put(l, " rtoffload/%d starting,", i);
+			continue;
+		}
+		put(l, " rtoffload/%d (tid %d) ", i, tid);
+		struct rto_fn *fn = CMM_LOAD_SHARED(w->fn);
+		uint64_t since = CMM_LOAD_SHARED(w->since);
+		if (CMM_LOAD_SHARED(w->in_call) && fn) {
+			put(l, "in '%s' for ", fn->name);
+			put_ms(l, now > since ? now - since : 0);
+		} else {
+			put(l, "idle");
+		}
+		put(l, ",");
+	}
+	if (l->buf[l->n - 1] == ',')
+		l->n--;
+}
+
+/* ---- the watchdog ------------------------------------------------------------------- */
+
+#define SITES 256
+
+static uint64_t sites[SITES]; /* the watchdog's: the sites said already */
+
+/* 1 the first time this site stalls. */
+static int first_at_site(const struct note *n, int kind)
+{
+	uint64_t h = ((uintptr_t)n->fn * 0x9e3779b97f4a7c15u) ^ ((uint64_t)(uint32_t)n->tid << 1) ^
+		     (uint64_t)kind;
+
+	h = h ? h : 1;
+	for (unsigned i = 0; i < SITES; i++) {
+		uint64_t *s = &sites[(h + i) % SITES];
+		if (*s == h)
+			return 0;
+		if (!*s) {
+			*s = h;
+			return 1;
+		}
+	}
+	return 0; /* full: 256 sites said already */
+}
+
+static void say_stall(const struct rto_queue *q, const struct note *n, int runner, uint64_t now,
+		      int scan)
+{
+	struct line l = {.n = 0};
+	char name[17] = "?";
+
+	if (n->tid && scan)
+		thread_name(getpid(), n->tid, name, sizeof(name));
+	put(&l, "==%d==rtoffload: stall: '%s' of realtime thread '%s' (tid ", (int)getpid(),
+	    n->fn->name, name);
+	put(&l, n->tid ? "%d" : "?", (int)n->tid);
+	if (runner < 0) {
+		put(&l, ") not taken by any helper for ");
+		put_ms(&l, now - n->t0);
+	} else {
+		put(&l, ") running on helper rtoffload/%d (tid %d), waited ", runner,
+		    (int)CMM_LOAD_SHARED(q->running[runner].tid));
+		put_ms(&l, now - n->t0);
+	}
+	put(&l, " (stall_us=%lu)", (unsigned long)rto_opt.stall_us);
+	if (scan)
+		put_helpers(&l, q, now);
+	else
+		put(&l, "; the helpers' CPUs could not be looked at");
+	put(&l, "\n");
+	rto_callsite_report(l.buf, l.n);
+}
+
+/*
+ * The scan runs on a thread of its own, made for it, with a descriptor
+ * table of its own.  A program may rely on open() and dup() giving the
+ * lowest free number (tar: close(n); dup(x), abort() when dup gives
+ * another; live.c tells the story), and a stall comes at any time: the
+ * scan's /proc descriptors must not take a number in the program's
+ * table even for a moment.  So the scanner unshares the table
+ * (CLONE_FILES) and closes its copies of the program's descriptors but
+ * the one reports go to; the watchdog keeps the shared table, for the
+ * workers it starts.  The copies hold the program's files open for the
+ * microseconds between the two calls (a pipe's end of file comes that
+ * much later).
+ */
+struct scan {
+	const struct rto_queue *q;
+	const struct note *n;
+	int runner;
+	uint64_t now;
+	uint32_t done; /* futex: the scanner is done with this (on the watchdog's stack) */
+};
+
+static void *scanner(void *arg)
+{
+	struct scan *s = arg;
+	int fd = rto_callsite_report_fd();
+
+	int own = rto_syscall(SYS_unshare, CLONE_FILES) == 0;
+	if (own && fd > 0)
+		own = rto_syscall(SYS_close_range, 0U, (unsigned)fd - 1, 0U) == 0;
+	if (own)
+		own = rto_syscall(SYS_close_range, (unsigned)fd + 1, ~0U, 0U) == 0;
+	/* Not unshared or not closed (an old kernel): say what needs no /proc. */
+	say_stall(s->q, s->n, s->runner, s->now, own);
+	/* The last touch of *s (an atomic: ThreadSanitizer sees the hand-back). */
+	uatomic_set(&s->done, 1);
+	rto_futex_wake(&s->done, 1); /* reads nothing at the address (futex.c) */
+	return NULL;
+}
+
+static void say_scanned(const struct rto_queue *q, const struct note *n, int runner, uint64_t now)
+{
+	struct scan s = {q, n, runner, now, 0};
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	/* Detached, and waited for by its word: the scan's end, not the thread's. */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, STALL_STACK);
+	if (rto_create_own_thread(&tid, &attr, scanner, &s) == 0) {
+		rto_real_pthread_setname_np(tid, "rtoffload-scan");
+		while (!uatomic_read(&s.done))
+			rto_futex_wait(&s.done, 0);
+	} else
+		say_stall(q, n, runner, now, 0);
+	pthread_attr_destroy(&attr);
+}
+
+/* Every worker inside a call for longer than stall_us (and at least one). */
+static int all_stuck(const struct rto_queue *q, uint64_t now)
+{
+	uint64_t stall_ns = rto_opt.stall_us * 1000;
+	int alive = 0;
+
+	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
+		const struct rto_running *w = &q->running[i];
+		if (!CMM_LOAD_SHARED(w->alive))
+			continue;
+		alive++;
+		uint64_t since = CMM_LOAD_SHARED(w->since);
+		if (!CMM_LOAD_SHARED(w->in_call) || since > now || now - since < stall_ns)
+			return 0;
+	}
+	return alive > 0;
+}
+
+static uint32_t said[RTO_STALL_NOTES]; /* the watchdog's: each note's gen it handled */
+
+/* Say the new stalls, grow if every worker is stuck; how many calls no worker took. */
+static unsigned look(struct rto_queue *q)
+{
+	struct note n[RTO_STALL_NOTES];
+	int runner[RTO_STALL_NOTES], live[RTO_STALL_NOTES];
+	unsigned waiting = 0;
+
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
+		live[i] = read_note(q, i, &n[i]);
+		runner[i] = live[i] ? runner_of(q, n[i].req) : -1;
+		waiting += live[i] && runner[i] < 0;
+	}
+	/*
+	 * Calls wait, and no worker will take them: one more (at most one a
+	 * look), before the lines: a scan of /proc may take long on a loaded
+	 * machine, and the waiting call must not wait for it.
+	 */
+	if (waiting && all_stuck(q, rto_now_ns()) && rto_helpers_grow() == 0)
+		uatomic_inc(&counts.grown);
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
+		if (!live[i] || said[i] == n[i].gen)
+			continue;
+		said[i] = n[i].gen;
+		uatomic_inc(runner[i] < 0 ? &counts.unclaimed : &counts.running);
+		if (first_at_site(&n[i], runner[i] < 0))
+			say_scanned(q, &n[i], runner[i], rto_now_ns());
+	}
+	return waiting;
+}
+
+static void *watchdog(void *arg)
+{
+	struct rto_queue *q = rto_q;
+	long poll_ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
+
+	(void)arg;
+	watchdog_tid = (pid_t)rto_syscall(SYS_gettid);
+	if (poll_ns < 1000000)
+		poll_ns = 1000000;
+	for (;;) {
+		uint32_t seq = CMM_LOAD_SHARED(q->stall_seq);
+		if (look(q))
+			rto_futex_wait_ns(&q->stall_seq, seq, poll_ns);
+		else
+			rto_futex_wait(&q->stall_seq, seq);
+	}
+	return NULL;
+}
+
+void rto_stall_start(const cpu_set_t *cpus)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	if (!rto_opt.stall_us)
+		return;
+	const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+	if (d && d[0] == 8 * sizeof(pid_t) && d[1] == 1 &&
+	    *(const pid_t *)((const char *)pthread_self() + d[2]) == rto_syscall(SYS_gettid))
+		tid_offset = d[2];
+	helper_cpus = *cpus;
+	memset(said, 0, sizeof(said));
+	memset(sites, 0, sizeof(sites));
+	/*
+	 * SCHED_OTHER, not the starting thread's realtime policy, and off
+	 * the helpers' CPUs when there are others (usually the realtime
+	 * ones): what starves the helpers would starve it there.  It runs
+	 * only while a call is stalled, and every realtime thread preempts
+	 * it.  With no other CPU, any.
+	 */
+	cpu_set_t any;
+	CPU_ZERO(&any);
+	for (int c = 0; c < CPU_SETSIZE && c < rto_real_sysconf(_SC_NPROCESSORS_ONLN); c++)
+		if (!CPU_ISSET(c, cpus))
+			CPU_SET(c, &any);
+	if (CPU_COUNT(&any) == 0)
+		for (int c = 0; c < CPU_SETSIZE && c < rto_real_sysconf(_SC_NPROCESSORS_ONLN); c++)
+			CPU_SET(c, &any);
+	struct sched_param other = {0};
+	sigfillset(&all);
+	rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setaffinity_np(&attr, sizeof(any), &any);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &other);
+	pthread_attr_setstacksize(&attr, STALL_STACK);
+	int err = rto_create_own_thread(&tid, &attr, watchdog, NULL);
+	if (!err) {
+		rto_lifetime_helper_started(); /* like a helper: it keeps no process alive */
+		rto_real_pthread_setname_np(tid, "rtoffload-stall");
+	} else {
+		rto_say(1, "stall: cannot start the watchdog: %s; stalls are counted only",
+			strerror(err));
+	}
+	pthread_attr_destroy(&attr);
+	rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * stall.c: calls that waited longer than stall_us, seen and said.
+ *
+ * Concurrency: rto_stall_note() and rto_stall_clear() run on the caller's
+ * path, only once its wait passed stall_us: a few atomics and a FUTEX_WAKE.
+ * Everything else runs on the watchdog thread, or reads a snapshot.
+ */
+#ifndef RTO_STALL_H
+#define RTO_STALL_H
+
+#include "rto_base.h"
+
+struct rto_req;
+struct rto_fn;
+
+/*
+ * The caller's request w (its slot's or its own) is not DONE stall_us after
+ * t0: note it for the watchdog and wake it.  Returns the note's handle for
+ * rto_stall_clear(), 0 when the table is full (the stall is counted only).
+ */
+RTO_HIDDEN unsigned rto_stall_note(const struct rto_req *w, struct rto_fn *fn, uint64_t t0);
+/* The noted call returned: its note goes (the live view stops showing it). */
+RTO_HIDDEN void rto_stall_clear(unsigned handle);
+/* on_stall=local took a noted call back: counted. */
+RTO_HIDDEN void rto_stall_taken_back(void);
+
+/* Start the watchdog with the helpers (helper.c); cpus: the helpers'. */
+RTO_HIDDEN void rto_stall_start(const cpu_set_t *cpus);
+
+/* The statistics' figures (stats.c, live.c). */
+struct rto_stall_counts {
+	uint64_t calls;	     /* calls that waited longer than stall_us */
+	uint64_t unclaimed;  /* ... of which no helper had taken yet */
+	uint64_t running;    /* ... of which a helper was running */
+	uint64_t taken_back; /* ... of which their caller ran (on_stall=local) */
+	uint64_t grown;	     /* workers started beyond workers= */
+	uint32_t now;	     /* calls stalled right now */
+};
+RTO_HIDDEN void rto_stall_counts(struct rto_stall_counts *c);
+/* The calls stalled now, for the live view: the one after *pos (start at 0). */
+struct rto_stall_row {
+	const char *fn;
+	int32_t tid;	/* the caller's */
+	int32_t helper; /* the worker running it, 0: none has taken it */
+	uint64_t ns;	/* how long it has waited so far */
+};
+RTO_HIDDEN int rto_stall_next(unsigned *pos, struct rto_stall_row *row);
+
+#endif /* RTO_STALL_H */
