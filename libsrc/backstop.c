@@ -30,7 +30,7 @@
 #include "options_load.h"
 #include "backstop.h"
 #include "real.h"
-#include "signals.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <link.h>
@@ -155,14 +155,26 @@ static void child_after_fork(void)
 	rto_backstop_after_fork();
 }
 
+/* Is this process traced (TracerPid in /proc/self/status)?  At load. */
+static int traced_now(void)
+{
+	char buf[2048];
+	const char *p;
+
+	if (rto_procfs_read("/proc/self/status", buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "\nTracerPid:");
+	return p && strtol(p + sizeof("\nTracerPid:") - 1, NULL, 10) != 0;
+}
+
 void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 		       int (*action)(int sig, struct sigaction *cur))
 {
 	sigsys_handler = handler;
 	program_action = action;
-	int traced = rto_backstop_traced_now();
-	if (traced) /* a program started by gdb or strace: the stops it would see alone */
-		rto_signal_faults_plain();
+	int traced = traced_now();
+	if (traced) /* a program started by gdb or strace: the stops it would see alone (init.c) */
+		CMM_STORE_SHARED(rto_backstop_traced, 1);
 	if (!rto_opt.backstop)
 		return;
 	if (under_valgrind())

@@ -73,7 +73,8 @@ RTO_HIDDEN extern __thread volatile unsigned char rto_bs_sel RTO_TLS;
 RTO_HIDDEN extern __thread unsigned char rto_bs_armed RTO_TLS;
 /* backstop=on and the kernel has it: marked threads arm. */
 RTO_HIDDEN extern int rto_backstop_on;
-/* A thread of this process was made a tracee (PTRACE_TRACEME): no thread arms from then on. */
+/* The process was traced at load, or a thread made itself a tracee (PTRACE_TRACEME): no thread arms
+ * from then on. */
 RTO_HIDDEN extern int rto_backstop_traced;
 
 RTO_HIDDEN void rto_backstop_arm_self(void);
@@ -201,8 +202,6 @@ RTO_HIDDEN void rto_callsite_event_trapped(int event, struct rto_fn *fn, const v
 
 #define RTO_PR_SET_SYSCALL_USER_DISPATCH 59
 
-/* At load: is this process traced (TracerPid in /proc/self/status)? */
-RTO_HIDDEN int rto_backstop_traced_now(void);
 /* prctl(PR_SET_SYSCALL_USER_DISPATCH, ...) of the program, through its wrapper (automark.c). */
 RTO_HIDDEN int rto_backstop_program_dispatch(unsigned long mode, unsigned long off,
 					     unsigned long len, unsigned long sel);

@@ -31,7 +31,6 @@
  */
 #include "rto_base.h"
 #include "backstop.h"
-#include "procfs.h"
 #include "signals.h"
 #include "real.h"
 
@@ -43,17 +42,6 @@
 
 #define PR_SYS_DISPATCH_OFF 0
 #define PR_SYS_DISPATCH_ON  1
-
-int rto_backstop_traced_now(void)
-{
-	char buf[2048];
-	const char *p;
-
-	if (rto_procfs_read("/proc/self/status", buf, sizeof(buf)) < 0)
-		return 0;
-	p = strstr(buf, "\nTracerPid:");
-	return p && strtol(p + sizeof("\nTracerPid:") - 1, NULL, 10) != 0;
-}
 
 static void say_dispatch_once(void)
 {

@@ -69,6 +69,9 @@ void rto_init_once(void)
 	rto_malloc_init();     /* malloc=pool: the pools' address range, before mlockall */
 	/* backstop=: does this kernel have Syscall User Dispatch? */
 	rto_backstop_init(rto_backstop_sigsys, rto_signal_program_action);
+	/* Traced from the start (gdb, strace): a fault keeps the kernel's action (signals.c). */
+	if (CMM_LOAD_SHARED(rto_backstop_traced))
+		rto_signal_faults_plain();
 	/* The limit was checked (validate.c); any other refusal is as fatal. */
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
