@@ -98,7 +98,8 @@ static int fsids_own(void)
 static int caps_own(void)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct mine[2], proc[2];
+	/* zeroed: the raw capget's writes are unseen by memcheck */
+	struct __user_cap_data_struct mine[2] = {{0}}, proc[2] = {{0}};
 	long tgid = raw(SYS_getpid, 0, 0);
 
 	if (raw(SYS_gettid, 0, 0) == tgid)
