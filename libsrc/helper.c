@@ -491,14 +491,18 @@ void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void))
 	idle_stalled = stalled;
 }
 
-/* 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more). */
-static int idle(struct rto_queue *q)
+/*
+ * 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more).
+ * caller_here: the last call's caller waits on this worker's CPU (RTO_RQ_HERE);
+ * a poll would keep it off the CPU it needs to take its result, so sleep at once.
+ */
+static int idle(struct rto_queue *q, int caller_here)
 {
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
 	int polls = 0;
-	if (uatomic_add_return(&q->pollers, 1) == 1) {
+	if (uatomic_add_return(&q->pollers, 1) == 1 && !caller_here) {
 		int got = rto_opt.helper_wake == RTO_WAKE_PREDICT ? wait_predicted(q) : -1;
 		rto_helper_plan_prio = 0; /* no plan: the ceiling again */
 		polls = got < 0 ? poll_for_work(q) : got;
@@ -593,6 +597,14 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 }
 
 static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
+static int worker_cpus_set;   /* 1 once worker_cpus is: release, paired in the reader */
+
+int rto_helpers_share_cpu(int cpu)
+{
+	if (cpu < 0 || !__atomic_load_n(&worker_cpus_set, __ATOMIC_ACQUIRE))
+		return 0;
+	return CPU_ISSET(cpu, &worker_cpus);
+}
 
 /*
  * When every CPU of helper_cpus goes offline the kernel moves the helpers
@@ -635,6 +647,7 @@ static void *worker_main(void *arg)
 	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 1);
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
+	int caller_here = 0;
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
@@ -642,7 +655,8 @@ static void *worker_main(void *arg)
 				free_deferred(q);
 				rto_pool_events_flush(0);
 			}
-			if (idle(q))
+			if (idle(q, caller_here)) /* kept till the next call: not after a watch's
+						     wake */
 				break;
 			check_cpu();
 			continue;
@@ -651,6 +665,7 @@ static void *worker_main(void *arg)
 		uint16_t key = r->key;
 		uint32_t t0 = r->t0;
 		int burst = r->flags & RTO_RQ_BURST, prio = r->prio;
+		caller_here = r->flags & RTO_RQ_HERE;
 		execute(r);
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			learn(q, key, t0, burst, prio);
@@ -744,6 +759,7 @@ static int start_workers(struct rto_queue *q)
 	rto_pollcap_init();
 	rto_predict_configure(rto_opt.helper_idle_us * UINT64_C(1000));
 	worker_cpus = cpus; /* read by the workers, which start after this */
+	__atomic_store_n(&worker_cpus_set, 1, __ATOMIC_RELEASE); /* and by callers */
 	CMM_STORE_SHARED(rows_used, n);
 	__cds_wfcq_init(&q->head, &q->tail);
 	/*

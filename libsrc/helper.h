@@ -20,5 +20,10 @@ RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 /* stall.c's watchdog: every worker is stuck in a call; start one more (0), up to workers_max. */
 RTO_HIDDEN int rto_helpers_grow(void);
+/*
+ * 1: cpu is one of the workers' CPUs (0 before they first start).  Any
+ * thread; no system call, no lock: a caller asks it on its realtime path.
+ */
+RTO_HIDDEN int rto_helpers_share_cpu(int cpu);
 
 #endif /* RTO_HELPER_H */

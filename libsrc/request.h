@@ -30,6 +30,7 @@ enum rto_req_flag {
 	RTO_RQ_FAULTED = 1 << 3, /* the worker's: the call faulted, the caller runs it again */
 	RTO_RQ_BURST = 1 << 4,	 /* the caller's first call in RTO_REQ_BURST_NS: a new burst */
 	RTO_RQ_TAKEN = 1 << 5,	 /* on_stall=local: its caller took it back and ran it */
+	RTO_RQ_HERE = 1 << 6,	 /* the caller waits on one of the workers' CPUs: no poll after */
 };
 
 /*

@@ -589,6 +589,56 @@ Test(priority, an_idle_worker_polls_below_a_call_on_its_cpu, .timeout = TEST_TIM
 	poll_beside_a_call("30");
 }
 
+/*
+ * A marked thread that waits on the helpers' own CPU (unpinned under
+ * mark=all, or a one-CPU machine): after its call the worker must sleep,
+ * not poll.  A poll there keeps the caller off the CPU it needs to take
+ * its result until the scheduler's slice ends (stress-ng's mincore: 148 us
+ * a call against 10).  helper_idle_us=10 s: the old worker polled (R) all
+ * that time.
+ */
+SCENARIO(no_poll_beside_its_caller)
+{
+	int fd = -1, asleep = 0, looks = 200;
+	char state;
+	int policy, prio;
+
+	if (thread_run(one_call_job, &fd, TH_MARK | TH_PIN_HK | TH_OTHER, 0) != 0 || fd < 0)
+		return 100;
+	pid_t w = the_helper();
+	if (!w)
+		return 101;
+	for (int i = 0; i < 5000 && !(task_sched(w, &state, &policy, &prio) == 0 && state == 'S');
+	     i++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	/* Asleep, and stays so (worker 0's once-a-second watch may show it running). */
+	for (int i = 0; i < looks; i++) {
+		asleep += task_sched(w, &state, &policy, &prio) == 0 && state == 'S';
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	say("asleep=%d of %d", asleep, looks);
+	close(fd);
+	return asleep >= looks * 9 / 10 ? 0 : 1;
+}
+
+Test(priority, a_worker_does_not_poll_beside_a_caller_on_its_cpu, .timeout = TEST_TIMEOUT)
+{
+	struct proc p;
+	char st[64];
+	char *env[] = {"RTOFFLOAD_OPTIONS=workers=1:helper_cpus=0:helper_wake=idle:"
+		       "helper_idle_us=10000000:helper_priority=none:live=0:fd_local=none",
+		       NULL};
+
+	cr_assert_eq(run_scenario("no_poll_beside_its_caller", env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
+		  "%s: the worker was asleep in %ld of 200 looks after a call from its own "
+		  "CPU (it polled: it keeps that caller off the CPU); %s",
+		  status_str(p.status, st, sizeof(st)), kv(p.out, "asleep", -1), p.err);
+}
+
 SCENARIO(order)
 {
 	const char *dir = getenv("SC_DIR");
