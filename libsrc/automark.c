@@ -328,8 +328,8 @@ RTO_EXPORT int prctl(int option, ...)
 	if (option == RTO_PR_SET_SYSCALL_USER_DISPATCH) /* the program's own: backstop_cede.c */
 		return rto_backstop_program_dispatch(a[0], a[1], a[2], a[3]);
 	int ret = RTO_HAND_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
-	if (ret == 0 && option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
-		rto_ctx_set(RTO_CTX_SECCOMP); /* per thread: see context.c */
+	long sys_args[6] = {option, (long)a[0], (long)a[1], (long)a[2], (long)a[3]};
+	rto_ctx_after_syscall(SYS_prctl, sys_args, ret); /* per thread: see context.c */
 	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME))
 		set_trait(&rto_self, 0, RTO_MARK_NAME, name_matches((const char *)a[0]));
 	return ret;

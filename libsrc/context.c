@@ -25,6 +25,7 @@
 #include "rto_fast.h"
 #include "backstop.h"
 #include "context.h"
+#include "cred_mirror.h"
 #include "report.h"
 #include "real.h"
 
@@ -116,6 +117,7 @@ void rto_ctx_after_syscall(long nr, const long *a, long ret)
 {
 	if (ret < 0 && nr != SYS_setfsuid && nr != SYS_setfsgid)
 		return;
+	rto_cred_mirror(nr, a);
 	switch (nr) {
 	case SYS_seccomp: /* without TSYNC the filter is the thread's */
 		if (a[0] == SECCOMP_SET_MODE_STRICT ||

@@ -13,6 +13,7 @@
 #include "transport.h"
 #include "sanitizer.h"
 #include "fork.h"
+#include "own_thread.h"
 #include "futex.h"
 #include "stats.h"
 #include "report.h"
@@ -64,6 +65,7 @@ static void child_after_fork(void)
 	memset(rto_q, 0, rto_q_size);
 	stats_reset();
 	rto_self.tls_shared = 0; /* its own memory and tid now (shared_tls.c) */
+	rto_own_threads_after_fork();
 	/*
 	 * ThreadSanitizer cannot follow threads started in the child of a
 	 * multi-threaded fork (it dies, or trips over the parent's threads):

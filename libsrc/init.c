@@ -22,6 +22,7 @@
 #include "fork.h"
 #include "stats.h"
 #include "lifetime.h"
+#include "cred_mirror.h"
 #include "rto_malloc.h"
 
 #include "backstop.h"
@@ -60,7 +61,8 @@ void rto_init_once(void)
 	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
 	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init(rto_stats_reset);
-	rto_lifetime_init(write_out); /* helpers do not keep the process alive */
+	rto_cred_mirror_init(rto_lifetime_app_threads); /* before any library thread starts */
+	rto_lifetime_init(write_out);			/* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
 	rto_slots_init();

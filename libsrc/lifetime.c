@@ -145,6 +145,11 @@ void rto_lifetime_helper_started(void)
 	}
 }
 
+int rto_lifetime_app_threads(void)
+{
+	return nthreads ? (int)CMM_LOAD_SHARED(*nthreads) : -1;
+}
+
 void rto_lifetime_helper_exiting(void)
 {
 	uatomic_dec(&rto_q->helpers);

@@ -14,6 +14,8 @@ RTO_HIDDEN void rto_lifetime_init(void (*at_end)(void));
 RTO_HIDDEN void rto_lifetime_helper_started(void);
 /* An extra helper exits (helper.c): glibc counts it again, for its own exit's count. */
 RTO_HIDDEN void rto_lifetime_helper_exiting(void);
+/* The program's own threads as glibc counts them (the library's left out), or -1: unknown. */
+RTO_HIDDEN int rto_lifetime_app_threads(void);
 /* The watching helper, idle: RTO_LIFETIME_WATCH_NS since its last look? */
 RTO_HIDDEN int rto_lifetime_watch_due(void);
 /*

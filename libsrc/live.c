@@ -42,6 +42,7 @@
 #include "stats.h"
 #include "report.h"
 #include "live.h"
+#include "signals.h"
 #include "stall.h"
 #include "lifetime.h"
 #include "real.h"
@@ -318,6 +319,7 @@ static long shared_futex(uint32_t *word, int op, uint32_t val)
 static void *publisher(void *arg)
 {
 	(void)arg;
+	rto_signal_own_thread_init(); /* cred_mirror.c's signal: its futex wait only wakes */
 	remove_stale();
 	struct rto_live *l = create();
 	if (l) /* before the starter goes on: its exit must find the segment to unlink */

@@ -10,6 +10,9 @@
 #include "real.h"
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <urcu/uatomic.h>
 
 typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -28,15 +31,86 @@ int rto_own_thread_starting(void)
  * mark=.  Otherwise (no sanitizer, or an instrumented library preloaded
  * into a plain program) libc's directly.
  */
+/*
+ * Who they are, while they run: a row each, claimed at the start (-1)
+ * by compare-and-swap from 0, the tid once the thread runs, 0 again when
+ * its start routine returns or it exits (the cleanup).  cred_mirror.c
+ * signals each one.  A fork child keeps only the forking thread:
+ * rto_own_threads_after_fork() frees the rows.
+ */
+#define OWN_MAX 64
+static struct own_row {
+	int32_t tid;
+	void *(*fn)(void *);
+	void *arg;
+} own[OWN_MAX];
+
+static void unregister(void *row)
+{
+	CMM_STORE_SHARED(((struct own_row *)row)->tid, 0);
+}
+
+static void *own_start(void *p)
+{
+	struct own_row *row = p;
+	void *(*fn)(void *) = row->fn, *arg = row->arg, *ret;
+
+	CMM_STORE_SHARED(row->tid, (int32_t)rto_syscall(SYS_gettid));
+	pthread_cleanup_push(unregister, row);
+	ret = fn(arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+int rto_own_threads(int32_t *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < OWN_MAX && n < max; i++) {
+		int32_t t = CMM_LOAD_SHARED(own[i].tid);
+		if (t > 0)
+			out[n++] = t;
+	}
+	return n;
+}
+
+int rto_own_thread_is(int32_t tid)
+{
+	for (int i = 0; i < OWN_MAX; i++)
+		if (CMM_LOAD_SHARED(own[i].tid) == tid)
+			return 1;
+	return 0;
+}
+
+void rto_own_threads_after_fork(void)
+{
+	for (int i = 0; i < OWN_MAX; i++)
+		own[i].tid = 0;
+}
+
 int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg)
 {
 	pthread_create_fn *create = (pthread_create_fn *)rto_sanitizer_pthread_create();
+	struct own_row *row = NULL;
+	int err;
 
-	if (!create)
-		return rto_real_pthread_create(thread, attr, fn, arg);
-	creating_internal = 1;
-	int err = create(thread, attr, fn, arg);
-	creating_internal = 0;
+	for (int i = 0; i < OWN_MAX && !row; i++)
+		if (uatomic_cmpxchg(&own[i].tid, 0, -1) == 0)
+			row = &own[i];
+	if (!row) /* more than OWN_MAX at once: unlisted, not mirrored */
+		return create ? create(thread, attr, fn, arg)
+			      : rto_real_pthread_create(thread, attr, fn, arg);
+	row->fn = fn; /* pthread_create orders these before the thread's loads */
+	row->arg = arg;
+	if (!create) {
+		err = rto_real_pthread_create(thread, attr, own_start, row);
+	} else {
+		creating_internal = 1;
+		err = create(thread, attr, own_start, row);
+		creating_internal = 0;
+	}
+	if (err)
+		CMM_STORE_SHARED(row->tid, 0);
 	return err;
 }

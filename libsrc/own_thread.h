@@ -2,7 +2,10 @@
 /*
  * own_thread.c: how the library starts its own threads.
  *
- * Concurrency: Not on the caller's path (pthread_create).
+ * Concurrency: Not on the caller's path (pthread_create).  The list of
+ * running library threads is a table of words changed by compare-and-swap
+ * and plain atomic stores; readers see each row whole, the set may be a
+ * moment old.
  */
 #ifndef RTO_OWN_THREAD_H
 #define RTO_OWN_THREAD_H
@@ -15,5 +18,11 @@ RTO_HIDDEN int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *at
 				     void *(*fn)(void *), void *arg);
 /* own_thread.c: 1 while rto_create_own_thread() runs on this thread (automark lets it by). */
 RTO_HIDDEN int rto_own_thread_starting(void);
+/* The tids of the library's threads now running (at most max): any thread, no lock. */
+RTO_HIDDEN int rto_own_threads(int32_t *out, int max);
+/* 1: tid is one of the library's threads. */
+RTO_HIDDEN int rto_own_thread_is(int32_t tid);
+/* In a fork child: none of the parent's threads is there. */
+RTO_HIDDEN void rto_own_threads_after_fork(void);
 
 #endif /* RTO_OWN_THREAD_H */

@@ -302,23 +302,51 @@ int rto_signal_copy_guarded(void *dst, const void *src, size_t n)
 	return faulted ? -1 : 0;
 }
 
+/* cred_mirror.c's, set before any library thread starts (pthread_create orders it). */
+static void (*on_interrupt)(void);
+
+void rto_signal_on_interrupt(void (*fn)(void))
+{
+	on_interrupt = fn;
+}
+
 static void interrupted(int sig)
 {
-	(void)sig; /* its only job was to end the system call with EINTR */
+	(void)sig; /* its job: end the system call with EINTR, and a mirror's look */
+	int saved = errno;
+	if (on_interrupt)
+		on_interrupt();
+	errno = saved;
+}
+
+static void install_interrupt(void)
+{
+	static int installed;
+	struct sigaction act = {.sa_handler = interrupted};
+
+	if (!uatomic_xchg(&installed, 1)) {
+		real_sigaction(RTO_SIG_INTERRUPT, &act, NULL);
+		install_fault_trampolines();
+	}
 }
 
 /* In each worker at start: take RTO_SIG_INTERRUPT, without SA_RESTART. */
 void rto_signal_worker_init(void)
 {
-	static int installed;
-	struct sigaction act = {.sa_handler = interrupted};
-
 	worker_tid = (int)rto_syscall(SYS_gettid);
-	if (!uatomic_xchg(&installed, 1)) {
-		real_sigaction(RTO_SIG_INTERRUPT, &act, NULL);
-		install_fault_trampolines();
-	}
+	install_interrupt();
 	worker_unblock();
+}
+
+/* The library's other threads (live view, stall watch): only RTO_SIG_INTERRUPT. */
+void rto_signal_own_thread_init(void)
+{
+	sigset_t only;
+
+	install_interrupt();
+	sigemptyset(&only);
+	sigaddset(&only, RTO_SIG_INTERRUPT);
+	rto_real_pthread_sigmask(SIG_UNBLOCK, &only, NULL);
 }
 
 void rto_signal_take_kick(void)
@@ -329,6 +357,8 @@ void rto_signal_take_kick(void)
 	sigemptyset(&set);
 	sigaddset(&set, RTO_SIG_INTERRUPT);
 	sigtimedwait(&set, NULL, &zero); /* pending: taken; already handled: nothing */
+	if (on_interrupt)		 /* a mirror's signal taken here, unhandled: its look */
+		on_interrupt();
 }
 
 int rto_signal_worker_tid(void)

@@ -19,6 +19,10 @@ RTO_HIDDEN void rto_signal_kick(int tid);
 /* Worker side: take a kick still pending, so that it cannot end the next call. */
 RTO_HIDDEN void rto_signal_take_kick(void);
 RTO_HIDDEN void rto_signal_worker_init(void);
+/* At the start of the library's other long-lived threads: RTO_SIG_INTERRUPT unblocked. */
+RTO_HIDDEN void rto_signal_own_thread_init(void);
+/* fn runs in every library thread that takes RTO_SIG_INTERRUPT (cred_mirror.c's). */
+RTO_HIDDEN void rto_signal_on_interrupt(void (*fn)(void));
 /* The process is traced: faults without a handler of the program's keep the default action. */
 RTO_HIDDEN void rto_signal_faults_plain(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);

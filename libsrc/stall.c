@@ -43,6 +43,7 @@
 #include "report.h"
 #include "real.h"
 #include "stall.h"
+#include "signals.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -497,6 +498,8 @@ static void *scanner(void *arg)
 	struct scan *s = arg;
 	int fd = rto_callsite_report_fd();
 
+	rto_signal_own_thread_init(); /* cred_mirror.c's signal */
+
 	int own = rto_syscall(SYS_unshare, CLONE_FILES) == 0;
 	if (own && fd > 0)
 		own = rto_syscall(SYS_close_range, 0U, (unsigned)fd - 1, 0U) == 0;
@@ -585,6 +588,7 @@ static void *watchdog(void *arg)
 	long poll_ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
 
 	(void)arg;
+	rto_signal_own_thread_init(); /* cred_mirror.c's signal: its futex waits only wake */
 	watchdog_tid = (pid_t)rto_syscall(SYS_gettid);
 	if (poll_ns < 1000000)
 		poll_ns = 1000000;

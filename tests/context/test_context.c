@@ -17,6 +17,8 @@
  *  - setns into a new network namespace: a UDP connect to 127.0.0.1 finds
  *    its loopback down (ENETUNREACH);
  *  - /proc/thread-self/comm: the thread's own name, not a helper's;
+ *  - a single-threaded program dropping root while keeping a capability
+ *    (setpriv's way): glibc's set*id broadcast finds the helpers alike;
  *  - ioprio_set and set_mempolicy (their effect on an offloaded call cannot
  *    be observed directly): the thread's calls run on it from then on.
  * Each runs on a thread of its own, which ends with its changed context.
@@ -37,6 +39,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -197,6 +200,54 @@ Test(context, capset_drop_then_another_users_file_is_refused)
 		  "errno %d)",
 		  c.fd, c.err);
 	tmp_remove(c.dir);
+}
+
+/*
+ * A program with one thread of its own drops root keeping a capability,
+ * as setpriv, capsh and daemons do: keep-caps, setresuid, CAP_SETGID
+ * raised again, then setresgid and setgroups.  glibc runs each set*id on
+ * every thread and aborts when one refuses: the helpers must have taken
+ * the thread's keep-caps and capabilities (cred_mirror.c).  Before, the
+ * helpers' setresgid was refused (EPERM) and glibc aborted (SIGABRT).
+ */
+SCENARIO(drop_root_keeping_a_capability)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	int fd;
+
+	if (rt_offload_mark_thread() != 0)
+		return 100;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* offloaded: the helpers run */
+	if (fd < 0)
+		return 101;
+	close(fd);
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0 || setresuid(NOBODY, NOBODY, NOBODY) != 0)
+		return 102;
+	if (capget(&h, data) != 0)
+		return 103;
+	data[0].effective = data[0].permitted; /* kept: raise them again */
+	data[1].effective = data[1].permitted;
+	if (capset(&h, data) != 0)
+		return 104;
+	if (setresgid(NOBODY, NOBODY, NOBODY) != 0 || setgroups(0, NULL) != 0)
+		return 105;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* still served */
+	say("uid=%d gid=%d fd=%d", (int)getuid(), (int)getgid(), fd);
+	return fd >= 0 && getuid() == NOBODY && getgid() == NOBODY ? 0 : 106;
+}
+
+Test(context, a_single_threaded_program_drops_root_keeping_a_capability)
+{
+	struct proc p;
+	char st[64];
+	char *env[] = {"RTOFFLOAD_OPTIONS=fd_local=none", NULL};
+
+	cr_assert(geteuid() == 0, "needs root: a user to drop to");
+	cr_assert_eq(run_scenario("drop_root_keeping_a_capability", env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
+		  "%s (abort: glibc's set*id broadcast was refused on a helper); %s %s",
+		  status_str(p.status, st, sizeof(st)), p.out, p.err);
 }
 
 /* ---- Landlock --------------------------------------------------------------------- */

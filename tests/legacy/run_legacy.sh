@@ -571,15 +571,14 @@ case_gcc() {
 	step cc-error gcc -c no-such-file.c
 }
 
-# util-linux's setpriv.  Changing user is a known limit of the library
-# (README, "Known limits"): setpriv sets PR_SET_KEEPCAPS and capabilities on
-# its own thread only, and glibc's setresgid broadcast then fails in the
-# helper threads, which lack them, and aborts.  LEGACY_KNOWN_LIMITS=1 runs
-# those steps too, to see whether the limit still stands.
+# util-linux's setpriv.  Changing user keeping capabilities: setpriv sets
+# PR_SET_KEEPCAPS and capabilities on its own thread only, and glibc's
+# setresgid broadcast reaches the helper threads too, which take the same
+# state first (libsrc/cred_mirror.c); before, they lacked it and glibc aborted.
 case_setpriv() {
 	step setpriv-nnp setpriv --no-new-privs ls -ld /
 	step setpriv-dumpable setpriv --no-new-privs --inh-caps=-all id -u
-	if [ "${LEGACY_KNOWN_LIMITS:-0}" = 1 ] && [ "$(id -u)" -eq 0 ]; then
+	if [ "$(id -u)" -eq 0 ]; then
 		step setpriv setpriv --reuid=65534 --regid=65534 --clear-groups id
 		step setpriv-init setpriv --reuid=65534 --regid=65534 --init-groups --inh-caps=-all id -u
 	fi
