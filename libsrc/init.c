@@ -23,6 +23,7 @@
 #include "stats.h"
 #include "lifetime.h"
 #include "cred_mirror.h"
+#include "own_memory.h"
 #include "rto_malloc.h"
 
 #include "backstop.h"
@@ -62,7 +63,8 @@ void rto_init_once(void)
 	rto_callsite_init(); /* report_path=, suppressions= */
 	rto_fork_init(rto_stats_reset);
 	rto_cred_mirror_init(rto_lifetime_app_threads); /* before any library thread starts */
-	rto_lifetime_init(write_out);			/* helpers do not keep the process alive */
+	rto_own_memory_init();
+	rto_lifetime_init(write_out); /* helpers do not keep the process alive */
 	rto_stream_selftest();
 	rto_thread_init();
 	rto_slots_init();

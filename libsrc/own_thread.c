@@ -43,11 +43,31 @@ static struct own_row {
 	int32_t tid;
 	void *(*fn)(void *);
 	void *arg;
+	uintptr_t stack_lo, stack_hi; /* its stack (and TLS), for own_memory.c; 0 while unknown */
 } own[OWN_MAX];
 
-static void unregister(void *row)
+static void unregister(void *p)
 {
-	CMM_STORE_SHARED(((struct own_row *)row)->tid, 0);
+	struct own_row *row = p;
+
+	CMM_STORE_SHARED(row->stack_hi, 0);
+	CMM_STORE_SHARED(row->tid, 0);
+}
+
+/* Where this thread's stack is (glibc's numbers; its TLS lies at the top). */
+static void note_stack(struct own_row *row)
+{
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+		CMM_STORE_SHARED(row->stack_lo, (uintptr_t)lo);
+		CMM_STORE_SHARED(row->stack_hi, (uintptr_t)lo + size);
+	}
+	pthread_attr_destroy(&attr);
 }
 
 static void *own_start(void *p)
@@ -55,6 +75,7 @@ static void *own_start(void *p)
 	struct own_row *row = p;
 	void *(*fn)(void *) = row->fn, *arg = row->arg, *ret;
 
+	note_stack(row);
 	CMM_STORE_SHARED(row->tid, (int32_t)rto_syscall(SYS_gettid));
 	pthread_cleanup_push(unregister, row);
 	ret = fn(arg);
@@ -82,10 +103,22 @@ int rto_own_thread_is(int32_t tid)
 	return 0;
 }
 
+int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < OWN_MAX; i++) {
+		uintptr_t top = CMM_LOAD_SHARED(own[i].stack_hi);
+		if (top && lo < top && CMM_LOAD_SHARED(own[i].stack_lo) < hi)
+			return 1;
+	}
+	return 0;
+}
+
 void rto_own_threads_after_fork(void)
 {
-	for (int i = 0; i < OWN_MAX; i++)
+	for (int i = 0; i < OWN_MAX; i++) {
 		own[i].tid = 0;
+		own[i].stack_hi = 0;
+	}
 }
 
 int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),

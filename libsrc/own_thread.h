@@ -12,6 +12,8 @@
 
 #include "rto_base.h"
 
+#include <stdint.h>
+
 /* own_thread.c: how the library starts its own threads: through a sanitizer's interceptor when one
  * is first. */
 RTO_HIDDEN int rto_create_own_thread(pthread_t *thread, const pthread_attr_t *attr,
@@ -22,6 +24,8 @@ RTO_HIDDEN int rto_own_thread_starting(void);
 RTO_HIDDEN int rto_own_threads(int32_t *out, int max);
 /* 1: tid is one of the library's threads. */
 RTO_HIDDEN int rto_own_thread_is(int32_t tid);
+/* 1: [lo, hi) touches a running library thread's stack: no lock, no system call. */
+RTO_HIDDEN int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi);
 /* In a fork child: none of the parent's threads is there. */
 RTO_HIDDEN void rto_own_threads_after_fork(void);
 

@@ -205,6 +205,9 @@ static int decide(struct rto_fn *fn, void *args, FILE *stream, unsigned how)
 	/* Its own fs ids, filter, namespace... (context.c). */
 	if (RTO_UNLIKELY(rto_self.own_ctx))
 		return run_here(fn, args);
+	/* It would unmap or protect what a helper runs on (route.h: rto_range_arg). */
+	if (how & RTO_CALL_OWNMEM)
+		return run_here(fn, args);
 	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
 	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
 		run_fallback(fn, args);

@@ -10,6 +10,7 @@
 
 #include "rto_base.h"
 #include "rto_fast.h"
+#include "own_memory.h"
 
 struct rto_fn;
 
@@ -32,7 +33,19 @@ enum rto_call_how {
 	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
 	RTO_CALL_PATH = 1 << 3,	     /* rto_self.path is its path (rto_path_arg) */
 	RTO_CALL_WRITES = 1 << 4,    /* opens its path for writing */
+	RTO_CALL_OWNMEM = 1 << 5,    /* its range touches memory a helper runs on (own_memory.c) */
 };
+
+/*
+ * A call that unmaps, moves or protects a range (munmap, mremap,
+ * mprotect, madvise...): when the range touches the code or stacks a
+ * helper runs on, the call runs on its caller, who alone would have met
+ * the fault.  Bounded, no system call.
+ */
+static inline unsigned rto_range_arg(const void *addr, size_t len)
+{
+	return rto_own_memory_overlaps(addr, len) ? RTO_CALL_OWNMEM : 0;
+}
 
 /*
  * A call with a path: route.c reads it, guarded, once a helper is up, and

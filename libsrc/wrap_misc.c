@@ -38,7 +38,9 @@ RTO_EXPORT void *mremap(void *addr, size_t len, size_t newlen, int flags, ...)
 		.addr = addr, .len = len, .newlen = newlen, .flags = flags, .newaddr = newaddr};
 	void *ret;
 	RTO_WATCHED(&rto_fn_mremap,
-		    ret = rto_call(&rto_fn_mremap, &a, -1, NULL, 0) ? MAP_FAILED : a.ret);
+		    ret = rto_call(&rto_fn_mremap, &a, -1, NULL, rto_range_arg(addr, len))
+				  ? MAP_FAILED
+				  : a.ret);
 	return ret;
 }
 

@@ -397,6 +397,17 @@ static const char *route_call(const struct call *c)
 		if (!strcmp(c->p[i].name, "path") && strstr(c->p[i].decl, "char *"))
 			snprintf(how + strlen(how), sizeof(how) - strlen(how),
 				 " | rto_path_arg(path)");
+	/* A memory call's range may hold what a helper runs on: then it runs there too. */
+	int addr = -1, len = -1;
+	for (int i = 0; i < c->np; i++) {
+		if (!strcmp(c->p[i].name, "addr") && strchr(c->p[i].decl, '*'))
+			addr = i;
+		if (!strcmp(c->p[i].name, "len"))
+			len = i;
+	}
+	if (addr >= 0 && len >= 0 && !strcmp(c->cls, "memory"))
+		snprintf(how + strlen(how), sizeof(how) - strlen(how),
+			 " | rto_range_arg(addr, len)");
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
 		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -210,4 +211,48 @@ Test(thread_calls, valloc_and_pvalloc_are_page_aligned, .timeout = TEST_TIMEOUT)
 	cr_assert(plain.aligned && plain.usable);
 	cr_assert(marked.aligned, "marked: not page-aligned");
 	cr_assert(marked.usable, "marked: pvalloc did not round up to a page");
+}
+
+/*
+ * A call that would unmap, move or protect memory a helper runs on (the
+ * loaded modules' code, the library's threads' stacks) runs on its caller,
+ * who alone would have met the fault: stress-ng's vm-segv unmaps the whole
+ * address space of a child, and on a helper that ended the helper, where
+ * plainly the child's own thread faulted on its return.  Witness: a
+ * harmless madvise(MADV_NORMAL) on a page of libc's code is not offloaded,
+ * one on a page of its own is.
+ */
+struct range_calls {
+	uint64_t on_code, on_own;
+	int ret_code, ret_own;
+};
+
+static void range_job(void *arg)
+{
+	struct range_calls *r = arg;
+	long page = sysconf(_SC_PAGESIZE);
+	void *code = (void *)((uintptr_t)&printf & ~(uintptr_t)(page - 1));
+	void *own = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	uint64_t before = offloaded_now();
+
+	r->ret_code = madvise(code, (size_t)page, MADV_NORMAL);
+	r->on_code = offloaded_now() - before;
+	before = offloaded_now();
+	r->ret_own = madvise(own, (size_t)page, MADV_NORMAL);
+	r->on_own = offloaded_now() - before;
+	munmap(own, (size_t)page);
+}
+
+Test(thread_calls, a_range_holding_a_helpers_code_stays_on_the_caller, .timeout = TEST_TIMEOUT)
+{
+	struct range_calls r = {0};
+
+	run_marked(range_job, &r);
+	cr_expect(r.ret_code == 0 && r.ret_own == 0, "madvise: %d on code, %d on its own page",
+		  r.ret_code, r.ret_own);
+	cr_expect_eq(r.on_code, 0, "madvise on libc's code was offloaded (%llu calls)",
+		     (unsigned long long)r.on_code);
+	cr_expect_eq(r.on_own, 1, "madvise on the thread's own page: %llu offloaded, 1 expected",
+		     (unsigned long long)r.on_own);
 }
