@@ -5,6 +5,9 @@
  *   optdoc md              docs/OPTIONS.md on stdout
  *   optdoc man TEMPLATE    TEMPLATE (librtoffload.7.in) with its line
  *                          ".\" @OPTIONS@" replaced by the options, on stdout
+ *   optdoc fill FILE       FILE (README.md) with the rows between its lines
+ *                          "<!-- optdoc: KEY... -->" and "<!-- optdoc end -->"
+ *                          made again for those keys, on stdout
  *
  * One fact in one place: a key's name, what it accepts and what it does
  * are the table's own strings, the ones the parser's errors and
@@ -190,6 +193,57 @@ static int man(const char *template, const struct rto_options *d)
 	return !found;
 }
 
+static const struct key *key_named(const char *name)
+{
+	return find_key(name, strlen(name));
+}
+
+/* The README's few options: a table of the keys its marker line names. */
+static int fill(const char *path, const struct rto_options *d)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096], dflt[512];
+	int skipping = 0, bad = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *w;
+
+		if (skipping) {
+			if (strcmp(line, "<!-- optdoc end -->\n") != 0)
+				continue;
+			skipping = 0;
+		}
+		fputs(line, stdout);
+		if (strncmp(line, "<!-- optdoc:", 12) != 0)
+			continue;
+		skipping = 1;
+		puts("| key | default | what it does |");
+		puts("|---|---|---|");
+		for (w = strtok_r(line + 12, " \n", &save); w && strcmp(w, "-->") != 0;
+		     w = strtok_r(NULL, " \n", &save)) {
+			const struct key *k = key_named(w);
+
+			if (!k) {
+				fprintf(stderr, "optdoc: %s: no key %s\n", path, w);
+				bad = 1;
+				continue;
+			}
+			default_of(k, d, dflt, sizeof(dflt));
+			printf("| `%s` | `%s` | ", k->name, dflt);
+			md_cell(k->does);
+			puts(" |");
+		}
+	}
+	fclose(f);
+	if (skipping)
+		fprintf(stderr, "optdoc: %s: no line <!-- optdoc end -->\n", path);
+	return bad || skipping;
+}
+
 int main(int argc, char **argv)
 {
 	struct rto_options d;
@@ -201,6 +255,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && strcmp(argv[1], "man") == 0)
 		return man(argv[2], &d) || ferror(stdout);
-	fprintf(stderr, "usage: optdoc md | optdoc man TEMPLATE\n");
+	if (argc == 3 && strcmp(argv[1], "fill") == 0)
+		return fill(argv[2], &d) || ferror(stdout);
+	fprintf(stderr, "usage: optdoc md | optdoc man TEMPLATE | optdoc fill FILE\n");
 	return 2;
 }
