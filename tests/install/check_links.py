@@ -16,8 +16,14 @@ import subprocess
 import sys
 
 repo = sys.argv[1]
-files = subprocess.run(['git', '-C', repo, 'ls-files', '*.md'], capture_output=True, text=True,
-                       check=True).stdout.split()
+git = subprocess.run(['git', '-C', repo, 'ls-files', '*.md'], capture_output=True, text=True)
+if git.returncode == 0:
+    files = git.stdout.split()
+else:  # a source tarball (the Debian build): the tree's own files
+    files = sorted(os.path.relpath(os.path.join(d, f), repo)
+                   for d, dirs, names in os.walk(repo)
+                   for f in names if f.endswith('.md')
+                   if not os.path.relpath(d, repo).startswith(('build', 'obj-', 'debian', '.git')))
 link = re.compile(r'\[[^\]]*\]\(([^)\s]+)\)')
 
 

@@ -44,7 +44,7 @@ mkdir "$tmp/src"
 	tar --null -T - -cf -) | tar -C "$tmp/src" -xf -
 echo "deb_check: dpkg-buildpackage (nocheck) in $tmp/src"
 (cd "$tmp/src" && DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
-	dpkg-buildpackage -us -uc -b -Pnocheck -j"${JOBS:-2}") >"$tmp/build.log" 2>	dpkg-buildpackage -us -uc -b -j"${JOBS:-2}") >"$tmp/build.log" 2>&1 || {1 || {
+	dpkg-buildpackage -us -uc -b -Pnocheck -j"${JOBS:-2}") >"$tmp/build.log" 2>&1 || {
 	tail -50 "$tmp/build.log"
 	fail "dpkg-buildpackage failed"
 }
