@@ -33,10 +33,13 @@ grep -q "^prefix=$prefix\$" "$pc" || fail "rtoffload.pc's prefix is not $prefix:
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 libdir=$(pkg-config --variable=libdir rtoffload)
 [ -e "$libdir/librtoffload.so.0" ] || fail "no librtoffload.so.0 in pkg-config's libdir $libdir"
-for f in include/rtoffload.h bin/rtoffload; do
+for f in include/rtoffload.h bin/rtoffload share/man/man1/rtoffload.1 share/man/man7/librtoffload.7 \
+	share/man/man3/rt_offload_mark_thread.3 share/man/man3/rt_offload_get_stats.3; do
 	[ -e "$prefix/$f" ] || fail "$f not installed"
 done
-[ -e "$(dirname "$libdir")/$(basename "$libdir")/cmake/rtoffload/rtoffloadConfig.cmake" ] ||
+grep -q '^\.BI helper_wake= ' "$prefix/share/man/man7/librtoffload.7" ||
+	fail "librtoffload(7) has no generated option list"
+[ -e "$libdir/cmake/rtoffload/rtoffloadConfig.cmake" ] ||
 	fail "no CMake package config under $libdir/cmake/rtoffload"
 
 # pkg-config: linked (an rpath for the library outside the loader's path)
