@@ -47,7 +47,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rt_offload_mark_thread: %s\n", strerror(errno));
 		return 1;
 	}
-	/* A regular file's write and fsync run on a helper (fd_local=). */
+	/*
+	 * close and unlink run on a helper; write and fsync too, on a disk
+	 * file (on tmpfs they run here: fd_local= says which kinds are local).
+	 */
 	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1) || fsync(fd) != 0)
 		perror("write");
 	close(fd);
