@@ -238,7 +238,7 @@ static void write_histograms(void)
 	}
 }
 
-/* cyclictest.md: the README's sentence, from this run. */
+/* cyclictest.md: the sentence of docs/PERFORMANCE.md, from this run. */
 static void write_markdown(struct h_summary *s)
 {
 	FILE *f = h_data_file("cyclictest.md");

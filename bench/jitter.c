@@ -467,7 +467,7 @@ static void write_histograms(void)
 	}
 }
 
-/* jitter.md: the README's table, from this run. */
+/* jitter.md: the table of docs/PERFORMANCE.md, from this run. */
 static void write_markdown(struct h_summary *s)
 {
 	static const char *const labels[] = {

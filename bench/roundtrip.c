@@ -1326,7 +1326,7 @@ static void md_row(FILE *f, const char *label, const char *config, const char *s
 			h_fmt_pretty(b[1], s.p99), h_fmt_pretty(b[2], s.p999));
 }
 
-/* roundtrip.md: the README's table and sentence, from this run. */
+/* roundtrip.md: the table and sentence of docs/PERFORMANCE.md, from this run. */
 static void write_markdown(void)
 {
 	FILE *f = h_data_file("roundtrip.md");

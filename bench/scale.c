@@ -676,7 +676,7 @@ static void write_plot_data(void)
 	}
 }
 
-/* scale.md: the README's sentences, from this run. */
+/* scale.md: the sentences of docs/PERFORMANCE.md, from this run. */
 static void write_markdown(void)
 {
 	FILE *f = h_data_file("scale.md");

@@ -27,7 +27,7 @@
  * itself a tracee (PTRACE_TRACEME) disarms, and no thread arms from then
  * on (not a vfork child's: it runs on its parent's state, and execs next).
  * A tracer that attaches later sees the traps: the gdb script
- * installed next to the library lets them pass (README "Debugging").
+ * installed next to the library lets them pass (README.md, "Debugging").
  */
 #include "rto_base.h"
 #include "backstop.h"

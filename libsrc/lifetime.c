@@ -25,8 +25,8 @@
  * the program's later thread-specific data destructors: glibc's own count
  * is exact.  It is GLIBC_PRIVATE (exported since 2.34 from libc.so.6, read
  * by libthread_db); without it (another C library) the process outlives
- * its last thread as before, said at verbosity=1 and in README's Known
- * limits.  A side effect: libthread_db's thread count (td_ta_get_nthreads)
+ * its last thread as before, said at verbosity=1 and in docs/LIMITS.md.
+ * A side effect: libthread_db's thread count (td_ta_get_nthreads)
  * leaves the helpers out too.
  *
  * A thread may also end behind glibc's back, by the raw exit system call
@@ -227,7 +227,7 @@ static _Noreturn void end_process(int exit_code)
  * The first look comes a whole period after the helpers start, not at their
  * first idle moment: a look opens /proc/self/stat, which takes the lowest
  * free descriptor number for a few microseconds, and a program that has
- * just closed one often opens the next file right away (README, Known limits).
+ * just closed one often opens the next file right away (docs/LIMITS.md).
  */
 int rto_lifetime_watch_due(void)
 {

@@ -419,7 +419,7 @@ Test(async, a_new_file_on_the_number_does_not_inherit_the_error)
 
 /*
  * The program's own abort() writes what is queued before SIGABRT, and
- * flushes the streams it wrote to.  What cannot be saved (README): an
+ * flushes the streams it wrote to.  What cannot be saved (docs/async.md): an
  * abort() inside libc (a failed assert, heap corruption), a signal with no
  * handler, _exit().
  */

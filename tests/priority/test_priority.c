@@ -19,7 +19,7 @@
  *    call would end then, still behind the hogs.)
  *  - "late": the helper was started, and went to sleep, before the FIFO 80
  *    thread was marked (an earlier SCHED_OTHER marked thread used it).
- *    README: "inherit ... idle workers wait at the highest marked
+ *    docs/tuning.md: "inherit ... an idle worker waits and polls at the highest marked
  *    priority"; a helper asleep at SCHED_OTHER cannot even wake up on a
  *    saturated CPU.
  *  The none variant starts its helper the same way (from a SCHED_OTHER
