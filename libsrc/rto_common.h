@@ -17,6 +17,10 @@
  * Every name has the rto_ prefix and hidden visibility.  It uses nothing
  * of the library (no rto_opt, no messages, no wrappers) and asks one thing
  * of the program it is linked into: rto_common_syscall below.
+ *
+ * Concurrency: no module keeps state; each works on what its caller gives
+ * it, so any thread may call it.  rto_common_syscall is set once by the
+ * program before its first call into rto_common.
  */
 #ifndef RTO_COMMON_H
 #define RTO_COMMON_H
