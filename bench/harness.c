@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The shared benchmark harness: see harness.h for the model. */
 #include "harness.h"
+#include "json.h" /* libsrc/json.h */
 
 #include <dirent.h>
 #include <errno.h>
@@ -716,6 +717,12 @@ void h_reply_merge(struct h_reply *into, struct h_reply *from)
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
+/* rto_json_str's sink (libsrc/json.h: the library's and the tools' escaper). */
+static void file_put(void *f, const char *bytes, size_t len)
+{
+	fwrite(bytes, 1, len, f);
+}
+
 static void hj_item(struct h_json *j, const char *key)
 {
 	int d = j->depth;
@@ -793,16 +800,7 @@ void hj_str(struct h_json *j, const char *key, const char *val)
 		fputs("null", j->f);
 		return;
 	}
-	fputc('"', j->f);
-	for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(j->f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(j->f, "\\u%04x", *p);
-		else
-			fputc(*p, j->f);
-	}
-	fputc('"', j->f);
+	rto_json_str(file_put, j->f, val);
 }
 
 void hj_u64(struct h_json *j, const char *key, uint64_t val)

@@ -31,6 +31,8 @@
 #include "backstop.h"
 #include "real.h"
 #include "procfs.h"
+#include "kernel_sigaction.h"
+#include "raw_syscall_asm.h"
 
 #include <errno.h>
 #include <link.h>
@@ -60,21 +62,7 @@ static int (*program_action)(int sig, struct sigaction *cur);
 
 /* ---- the library's text: a raw call, the restorer ---------------------------- */
 
-__asm__(".text\n"
-	".globl rto_bs_raw\n"
-	".hidden rto_bs_raw\n"
-	".type rto_bs_raw,@function\n"
-	"rto_bs_raw:\n"
-	"	mov %rdi, %rax\n"
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov %rcx, %rdx\n"
-	"	mov %r8, %r10\n"
-	"	mov %r9, %r8\n"
-	"	mov 8(%rsp), %r9\n"
-	"	syscall\n"
-	"	ret\n"
-	".size rto_bs_raw, .-rto_bs_raw\n"
+__asm__(".text\n" RTO_RAW_SYSCALL6_ASM(rto_bs_raw)
 	/* glibc's byte pattern: libunwind knows a signal frame by it */
 	".globl rto_bs_restorer\n"
 	".hidden rto_bs_restorer\n"
@@ -96,14 +84,6 @@ static pthread_key_t disarm_key;
 static int handler_state; /* 0: not installed, 1: installing, 2: installed */
 
 #define SIGSYS_BIT (1ULL << (SIGSYS - 1))
-
-/* The kernel's struct sigaction on x86-64 (rt_sigaction). */
-struct ksa {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
 
 static long raw_sigaction(int sig, const struct ksa *act, struct ksa *old)
 {

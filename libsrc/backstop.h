@@ -20,6 +20,32 @@
  *                     dispatch, the process to a tracer
  *   backstop_stats.c  trapped/offloaded/local/denied per system call
  *   sysent.c          generated from syscalls.tbl by shim-gen/sysent-gen.c
+ *
+ * Concurrency and ownership:
+ *   rto_bs_sel, rto_bs_armed, rto_bs_depth   the thread's own (initial-
+ *        exec TLS), written only by the thread and its signal handlers;
+ *        the kernel reads rto_bs_sel at each of its system calls.  The
+ *        inline enter/leave pairs are the caller's path: a TLS load and a
+ *        store, and rto_self.route read once (another thread's mark= may
+ *        change it at any moment, route_state.h)
+ *   rto_sysent[]   filled at build time, changed by policy= at load
+ *        (backstop_policy.c, before any thread is marked), read-only
+ *        afterwards: the handler reads it without a lock
+ *   rto_backstop_on   set once at load (rto_backstop_init, from init.c);
+ *        rto_backstop_traced set at load or by any thread's PTRACE_TRACEME
+ *        (uatomic_xchg), read with CMM_LOAD_SHARED by threads about to arm
+ *   rto_backstop_chain   the program's SIGSYS action: written by whichever
+ *        thread calls sigaction(SIGSYS), as a wrapper or trapped, read by
+ *        the handler on any thread, unlocked: as racy as the kernel's own
+ *        table is for a program that changes a handler while it fires
+ *   the SIGSYS handler   runs on the trapping thread, a marked and armed
+ *        one, in the middle of the program's code: it is that thread's
+ *        caller's path (it offloads through rto_call or runs the call in
+ *        place, backstop_trap.c).  It is installed once, the first arming
+ *        thread winning handler_state's cmpxchg (backstop.c)
+ *   the counts (backstop_stats.c)   relaxed atomic adds from any trapping
+ *        thread, relaxed loads by the report; reset in a forked child,
+ *        single-threaded then
  */
 #ifndef RTO_BACKSTOP_H
 #define RTO_BACKSTOP_H

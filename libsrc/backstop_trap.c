@@ -56,6 +56,7 @@
 #include "route_state.h"
 #include "context.h"
 #include "real.h"
+#include "kernel_sigaction.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -195,13 +196,6 @@ static long emul_sigprocmask(ucontext_t *uc, long how, const uint64_t *set, uint
 		rto_self.sigmask = cur; /* as thread.c follows the wrappers */
 	return 0;
 }
-
-struct ksa {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
 
 static long emul_sigaction(long sig, const struct ksa *act, struct ksa *old, long size)
 {

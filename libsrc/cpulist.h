@@ -2,6 +2,11 @@
 /*
  * CPU lists in the kernel's format, the online CPUs, and the rule that
  * places the helpers (cpulist.c, part of rto_common: rto_common.h).
+ *
+ * Concurrency: no state; parse and format are pure, the rest read sysfs
+ * through rto_common_syscall (system calls: never the caller's path).
+ * The library places the helpers with it on the thread that starts them
+ * (helper.c), whose errno it leaves alone.
  */
 #ifndef RTO_CPULIST_H
 #define RTO_CPULIST_H

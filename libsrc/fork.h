@@ -1,6 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fork.c: fork and raw clone(): fresh helpers in the child.
+ *
+ * Concurrency: rto_fork_init() once, in the constructor (init.c), before
+ * any helper starts: it maps the queue (MADV_WIPEONFORK) and registers
+ * the atfork handlers and stats.c's reset.  The prepare handler runs on
+ * the forking thread and waits, a bounded while, for every helper to
+ * reach its loop (the queue's counters, read with CMM_LOAD_SHARED); the
+ * child handler runs in the child, single-threaded.
+ * rto_fork_no_threads is set there and only read afterwards, by the
+ * child's own threads.
  */
 #ifndef RTO_FORK_H
 #define RTO_FORK_H

@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lifetime.c: the process ends when its last application thread ends. */
+/*
+ * lifetime.c: the process ends when its last application thread ends.
+ *
+ * Concurrency: rto_lifetime_init() once, at load.  glibc's thread count
+ * (__nptl_nthreads) is glibc's, changed by its own atomics: a helper's
+ * start takes one off it with a cmpxchg, on the application thread that
+ * started it, and an exiting extra helper adds one back.  The watch
+ * (rto_lifetime_watch_due, rto_lifetime_watch) runs on one helper only
+ * (worker 0, idle): its next_watch is that thread's alone.
+ */
 #ifndef RTO_LIFETIME_H
 #define RTO_LIFETIME_H
 

@@ -1,5 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* live.c: the live view's segment, kept current for rtoffload stat/top. */
+/*
+ * live.c: the live view's segment, kept current for rtoffload stat/top.
+ *
+ * Concurrency: nothing on the caller's path.  rto_live_start() runs on
+ * the thread that starts the helpers (helper.c's start hook, registered
+ * by init.c), once per process (a forked child starts its own); the
+ * segment is then written only by the publisher thread, which copies the
+ * counters when a reader asks (a futex word in the segment, shared with
+ * the readers' processes, which read it without any lock of ours).
+ * rto_live_at_exit() at exit (init.c's destructor): the segment pointer
+ * is published with release and read with acquire.
+ */
 #ifndef RTO_LIVE_H
 #define RTO_LIVE_H
 

@@ -7,6 +7,13 @@
  * between processes); the library's publisher thread copies its counters
  * in, under the seqlock `seq`, and stores the request it served in
  * `published`.
+ *
+ * Concurrency: one writer, the publisher thread of the process (live.c);
+ * readers in other processes (the launcher), any number, that take no
+ * lock of the writer's: they copy the segment and keep the copy only if
+ * `seq` was even and unchanged around it.  `request` is the readers'
+ * (atomic increment), `published` the writer's; both are futex words
+ * shared between processes.
  */
 #ifndef RTO_LIVE_LAYOUT_H
 #define RTO_LIVE_LAYOUT_H

@@ -4,6 +4,11 @@
  * options, their values, their defaults and the parser.  The library
  * loads them from the environment (options_load.c); the launcher parses
  * them to check and explain a configuration.
+ *
+ * Concurrency: the parser has no state of its own (no I/O, no malloc): it
+ * fills the struct rto_options its caller gives it, so any thread may run
+ * it.  The library's own copy, rto_opt, is filled once at load and
+ * read-only afterwards (options_load.h).
  */
 #ifndef RTO_OPTIONS_H
 #define RTO_OPTIONS_H

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Two-level segregated fit (TLSF): O(1) malloc and free over one region
- * of memory, no system call, no lock (one thread uses a region at a time).
+ * of memory, no system call, no lock.
+ *
+ * Concurrency: none here: one thread uses a region at a time (pool.c
+ * gives each region to one marked thread; other threads' frees reach it
+ * through the pool's return queue).  rto_tlsf_usable() reads only the
+ * block's own header.
  *
  * M. Masmano, I. Ripoll, A. Crespo, J. Real, "TLSF: a New Dynamic Memory
  * Allocator for Real-Time Systems", ECRTS 2004.  First level: the power

@@ -2,8 +2,27 @@
 /*
  * helper_wake=predict (predict.c): when will the next call of a periodic
  * marked thread come, and how long should an idle helper poll around it?
- * Helper side only: every function here locks, none runs on a caller.
  * Included by rto.h (struct rto_queue holds a struct rto_predict).
+ *
+ * Concurrency: helper side only: every function here takes s->lock, none
+ * runs on a caller.  The lock guards the whole struct but hint[] and the
+ * polling budget:
+ *   rto_predict_served()   any worker, after it published the call (the
+ *        caller never waits for this bookkeeping); several at once
+ *   rto_predict_plan(), _sleeps(), _woke(), _hit(), _missed()   the one
+ *        polling worker (helper.c: the first idle worker, q->pollers); which
+ *        worker that is changes from one idle turn to the next
+ *   rto_predict_configure(), rto_pollcap_init()   once, before the
+ *        helpers start
+ *   rto_pollcap_allows()   the poller only: cap_slice_at and cap_used_ns
+ *        are not under the lock
+ *   hint[]   written by marked callers before they sleep, without a lock,
+ *        read by the planner without it (wake_hint.h says why a torn or
+ *        stolen word is harmless)
+ * stats.c reads the counts under the lock, and leaves them out of its
+ * report when the lock is held too long (a helper stopped for good).  The
+ * struct lives on struct rto_queue's MADV_WIPEONFORK page: a forked child
+ * starts with zeros and an unlocked lock, whatever a helper held.
  */
 #ifndef RTO_PREDICT_H
 #define RTO_PREDICT_H

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* procfs.c: a small file of /proc read in one go, by raw system calls. */
+/*
+ * procfs.c: a small file of /proc read in one go, by raw system calls.
+ *
+ * Concurrency: no state: any thread, but not the caller's path (it makes
+ * system calls: open, read, close).
+ */
 #ifndef RTO_PROCFS_H
 #define RTO_PROCFS_H
 

@@ -12,6 +12,12 @@
  * call made before our constructor works; rto_resolve_all() (init.c) fills
  * them all before any thread is marked, so a realtime caller never runs
  * dlsym.  Variadic calls start NULL: use RTO_HAND_REAL(NAME).
+ *
+ * Concurrency: each pointer is written with CMM_STORE_SHARED, by its stub
+ * on first use (any thread, before the constructor: every writer stores
+ * the same value) or by rto_resolve_all() in the constructor, and is
+ * read-only once a thread can be marked: the caller's path reads it with
+ * one load.
  */
 #ifndef RTO_REAL_H
 #define RTO_REAL_H

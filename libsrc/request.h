@@ -10,6 +10,16 @@
  * caller's (the request's first) instead of two or three (the request's
  * and the arguments', which may straddle two lines), and the result,
  * errno and the DONE word return in that one line.
+ *
+ * Concurrency: a request belongs to its caller (on its stack) except
+ * between the enqueue and DONE, when its worker has it.  The caller
+ * writes the flags and the inline arguments before the enqueue, which
+ * publishes them; the worker writes the result, errno and RTO_RQ_FAULTED
+ * before it stores DONE; the caller reads them after it saw DONE
+ * (transport.c's state exchange orders both ways).  RTO_RQ_TAKEN is the
+ * caller's, once it won the request back from the queue (on_stall=local).
+ * rto_req_key() is pure; rto_helper_running() reads the workers' rows
+ * without a lock (a kick's rare look: the answer may be stale at once).
  */
 #ifndef RTO_REQUEST_H
 #define RTO_REQUEST_H

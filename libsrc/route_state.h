@@ -14,13 +14,15 @@
  *         report, vfork, abort): wrapped calls made meanwhile, by a signal
  *         handler or by libc underneath us, run directly.
  *
- * Only the thread itself writes its route, except mark= marking another
- * thread (automark.c), which moves it DIRECT <-> MARKED with a
- * compare-and-swap so that it never overwrites BUSY; the thread's own moves
+ * Concurrency: only the thread itself writes its route, except mark=
+ * marking another thread (automark.c), which moves it DIRECT <-> MARKED
+ * with a compare-and-swap so that it never overwrites BUSY; the thread's own moves
  * into and out of BUSY are compare-and-swaps too, so that such an unmark is
  * never lost (and the exit report reads the byte of a running thread).  A
  * signal handler may unmark the thread while it is BUSY: resume() then
- * leaves it DIRECT.
+ * leaves it DIRECT.  Readers (the wrappers' rto_direct(), the backstop's
+ * leave, the exit report) load the byte once, relaxed: a mark that comes
+ * from another thread takes effect at the thread's next wrapped call.
  */
 #ifndef RTO_ROUTE_STATE_H
 #define RTO_ROUTE_STATE_H

@@ -3,6 +3,27 @@
  * malloc=glibc|pool: the allocator interposers (malloc.c), the per-thread
  * pools they route a marked thread's allocations to (pool.c, over the
  * TLSF of pool_tlsf.c), and the glibc recipe for malloc=glibc (heap_recipe.c).
+ *
+ * Concurrency and ownership:
+ *   a pool   its marked thread's alone: rto_pool_alloc/resize and a free
+ *        of its own block take no lock and no atomic.  A block freed by
+ *        any other thread (or after its owner exited) goes on the pool's
+ *        return queue (liburcu's wfcqueue: wait-free enqueue), which only
+ *        the owner dequeues.  rto_pool_for() runs at the first mark, by
+ *        the thread itself or by the thread that marked it (mark=); a
+ *        pool of an exited thread is adopted by the next one marked
+ *        without a pool.  rto_pool_owns()/rto_pool_of(): arithmetic on a
+ *        range fixed at load (rto_pool_init), any thread
+ *   free_defer.c   a glibc block freed by a pool thread: a wait-free
+ *        enqueue on the caller's path; one drainer at a time (worker 0
+ *        when idle, the destructor, a fork()ed child), by a
+ *        compare-and-swap flag nobody waits for
+ *   pool_events.c   the realtime side claims a slot with a
+ *        compare-and-swap and counts with an atomic add; one reporting
+ *        side at a time (worker 0 when idle, the destructor) names and
+ *        reports them
+ *   rto_malloc_init(), rto_pool_init(), rto_free_defer_init()   at load
+ *   rto_pool_totals()   any thread, a snapshot of other threads' counts
  */
 #ifndef RTO_MALLOC_H
 #define RTO_MALLOC_H

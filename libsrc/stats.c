@@ -24,6 +24,7 @@
 #include "rto_malloc.h"
 #include "transport.h"
 #include "stall.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -475,20 +476,16 @@ static int used(const struct summary *s)
 	return s->offloaded || s->local || s->denied || s->async || s->fallback;
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
+/* rto_json_str's sink: its pieces are short (RTO_JSON_PIECE_MAX), out_printf keeps room. */
+static void out_put(void *o, const char *bytes, size_t len)
+{
+	out_printf(o, "%.*s", (int)len, bytes);
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped (json.h). */
 static void out_json_str(struct out *o, const char *s)
 {
-	out_printf(o, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			out_printf(o, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			out_printf(o, "\\u%04x", c);
-		else
-			out_printf(o, "%c", c);
-	}
-	out_printf(o, "\"");
+	rto_json_str(out_put, o, s);
 }
 
 /* The fallback column, only in a process where a call fell back (then last). */

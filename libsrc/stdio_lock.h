@@ -1,6 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * stdio_lock.c: stream locks taken for the call, and lent to the worker.
+ *
+ * Concurrency: the lock is glibc's own (recursive, its owner recorded);
+ * this module only moves its owner field while the lock stays held.
+ *   rto_stream_selftest()   once, in the constructor (init.c), before any
+ *        thread is marked; lending_ok is read-only afterwards
+ *   rto_stream_on_unlock()  once, at load (async.c); read relaxed
+ *   rto_stream_owner_if_self(), rto_stream_lending_ok()   the caller's
+ *        path (route.c): a load of the owner, which glibc also reads
+ *        unlocked for its recursion
+ *   rto_stream_lock_for_call(), rto_stream_unlock_after_call()   the
+ *        caller's path, for calls.tbl's "lock" rows only: the caller takes
+ *        the stream's lock where the call itself would have taken it, the
+ *        one lock the caller's path takes, so that a worker never waits
+ *        for a stream lock (see stdio_lock.c)
+ *   rto_stream_borrow(), rto_stream_return()   the worker (helper.c),
+ *        between taking the request and publishing it, while its caller
+ *        waits: the owner becomes the worker, then the caller again.  Nobody
+ *        else can take the lock meanwhile (it is held), and the request's
+ *        hand-off orders the two stores with the caller's accesses; the
+ *        stores are CMM_STORE_SHARED for other threads' unlocked reads
+ *   rto_stream_release_if_mine()   the thread whose call faulted (caller
+ *        or worker), on its own nesting only; borrowed is the worker's TLS
  */
 #ifndef RTO_STDIO_LOCK_H
 #define RTO_STDIO_LOCK_H

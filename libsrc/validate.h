@@ -4,6 +4,10 @@
  * part of rto_common: rto_common.h): what the option parser cannot know.
  * Shared with the launcher's check, so that `rtoffload check` refuses
  * exactly what the library refuses.
+ *
+ * Concurrency: no state; reads the machine (sysfs, limits) through
+ * rto_common_syscall.  The library runs it once at load
+ * (options_load.c), the launcher in its one thread.
  */
 #ifndef RTO_VALIDATE_H
 #define RTO_VALIDATE_H

@@ -4,6 +4,7 @@
  * table or as JSON; and the tables top.c refreshes (live_print).
  */
 #include "live_read.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -140,19 +141,15 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	}
 }
 
+static void file_put(void *f, const char *bytes, size_t len)
+{
+	fwrite(bytes, 1, len, f);
+}
+
+/* A JSON string, escaped as the library's stats_file escapes it (json.h). */
 static void json_str(FILE *o, const char *s)
 {
-	putc('"', o);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(o, "\\u%04x", c);
-		else
-			putc(c, o);
-	}
-	putc('"', o);
+	rto_json_str(file_put, o, s);
 }
 
 static void json_counts(FILE *o, const struct rto_live_counts *c)

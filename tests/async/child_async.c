@@ -52,6 +52,7 @@
  */
 #include "child.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -320,18 +321,47 @@ int sc_exit_drain(int argc, char **argv)
 /*
  * lock_release DIR: the unmarked main thread holds flockfile() on a
  * line-buffered stream while a marked thread "log0" queues 100 lines to it
- * with fprintf, so the helper's drain finds the lock taken.  After 100 ms
- * main releases the lock with funlockfile() and from then on makes no call
- * the library would act on (no flush point, nothing queued, log0 waits):
- * the lines must reach DIR/lock.file by themselves.  Prints
- * held_bytes=N (on disk while the lock was held) bytes=N (after waiting up
- * to 10 s for them) expected=N.
+ * with fprintf, so the helper's drain finds the lock taken.  Once the drain
+ * has tried and given up (counted below), main releases the lock with
+ * funlockfile() and from then on makes no call the library would act on
+ * (no flush point, nothing queued, log0 waits): the lines must reach
+ * DIR/lock.file by themselves, which only the idle helper's retry does.
+ * Prints refused=N (the drain's tries that found the lock taken, before
+ * the release) held_bytes=N (on disk while the lock was held) bytes=N
+ * (after waiting up to 10 s for them) expected=N.
  */
 struct lock_release {
 	FILE *f;
 	atomic_int queued;
 	atomic_int release;
 };
+
+/*
+ * The witness that the drain tried: the library's drain takes a stream's
+ * lock with ftrylockfile() (async.c), which resolves to this program's
+ * definition first.  It counts the tries on the watched stream that found
+ * the lock taken, and is otherwise glibc's (resolved before any thread
+ * runs: a constructor).
+ */
+static int (*libc_ftrylockfile)(FILE *);
+static FILE *_Atomic watched;
+static atomic_long refused;
+
+__attribute__((constructor)) static void resolve_ftrylockfile(void)
+{
+	libc_ftrylockfile = (int (*)(FILE *))dlsym(RTLD_NEXT, "ftrylockfile");
+}
+
+int ftrylockfile(FILE *f)
+{
+	if (!libc_ftrylockfile) /* called before the constructor: not by this scenario */
+		resolve_ftrylockfile();
+	int r = libc_ftrylockfile(f);
+
+	if (r != 0 && f == atomic_load(&watched))
+		atomic_fetch_add(&refused, 1);
+	return r;
+}
 
 static void queue_and_wait(void *arg)
 {
@@ -350,28 +380,32 @@ int sc_lock_release(int argc, char **argv)
 	struct thread t = {.name = "log0", .mark = 1, .fn = queue_and_wait, .arg = &l};
 	struct timespec ms = {0, 1000000};
 	char path[PATH_MAX];
-	long want = 0, size = -1;
+	long want = 0, size = -1, tried;
 
 	if (argc < 1)
 		fail("usage: lock_release DIR");
 	path_join(path, argv[0], "lock.file");
 	if (!(l.f = fopen(path, "w")) || setvbuf(l.f, NULL, _IOLBF, 0) != 0)
 		fail("fopen %s", path);
+	if (!libc_ftrylockfile)
+		fail("no ftrylockfile in libc");
 	for (int i = 0; i < 100; i++)
 		want += snprintf(NULL, 0, "0 %d\n", i);
+	atomic_store(&watched, l.f);
 	flockfile(l.f);
 	thread_start(&t);
-	while (!atomic_load(&l.queued))
+	/* The drain's try, however late the helper gets to it (bounded: 60 s). */
+	for (int i = 0; i < 60000 && !atomic_load(&refused); i++)
 		nanosleep(&ms, NULL);
-	for (int i = 0; i < 100; i++)
-		nanosleep(&ms, NULL); /* the helper's drain tries, and gives up */
+	tried = atomic_load(&refused);
 	long held = file_size(path);
 	funlockfile(l.f);
 	for (int i = 0; i < 10000 && (size = file_size(path)) < want; i++)
 		nanosleep(&ms, NULL);
-	say("held_bytes=%ld bytes=%ld expected=%ld", held, size, want);
+	say("refused=%ld held_bytes=%ld bytes=%ld expected=%ld", tried, held, size, want);
 	atomic_store(&l.release, 1);
 	thread_join(&t);
+	atomic_store(&watched, NULL);
 	fclose(l.f);
 	return 0;
 }

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "raw_seccomp.h"
+#include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
 #include "rtsafe_syscalls.h"
 #include "workloads.h"
 
@@ -69,21 +70,7 @@ static unsigned nworks(void)
  * are its own, not the census thread's.  The SIGSYS handler makes them from
  * this one instruction, which the filter lets through.
  */
-__asm__(".pushsection .text\n"
-	".type census_syscall6,@function\n"
-	"census_syscall6:\n"
-	"	mov %rdi, %rax\n"
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov %rcx, %rdx\n"
-	"	mov %r8, %r10\n"
-	"	mov %r9, %r8\n"
-	"	mov 8(%rsp), %r9\n"
-	"	syscall\n"
-	"census_syscall6_after:\n"
-	"	ret\n"
-	".size census_syscall6, .-census_syscall6\n"
-	".popsection\n");
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(census_syscall6) ".popsection\n");
 long census_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 extern const char census_syscall6_after[];
 static __thread int census_thread_self;

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "harness/raw_seccomp.h"
+#include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
 #include "rtoffload.h"
 
 #define PERIOD_NS 1000000 /* 1 kHz */
@@ -53,25 +54,7 @@
 
 #if defined(__x86_64__)
 /* The one instruction the filter lets through: syscall6(nr, a..f). */
-__asm__(".pushsection .text\n"
-	".globl periodic_syscall6\n"
-	".hidden periodic_syscall6\n"
-	".type periodic_syscall6,@function\n"
-	"periodic_syscall6:\n"
-	"	mov %rdi, %rax\n"
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov %rcx, %rdx\n"
-	"	mov %r8, %r10\n"
-	"	mov %r9, %r8\n"
-	"	mov 8(%rsp), %r9\n"
-	"	syscall\n"
-	".globl periodic_syscall6_after\n"
-	".hidden periodic_syscall6_after\n"
-	"periodic_syscall6_after:\n"
-	"	ret\n"
-	".size periodic_syscall6, .-periodic_syscall6\n"
-	".popsection\n");
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(periodic_syscall6) ".popsection\n");
 long periodic_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 extern const char periodic_syscall6_after[];
 

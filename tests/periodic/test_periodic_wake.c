@@ -2,15 +2,20 @@
 /*
  * A periodic marked loop (1 kHz, one offloaded write per cycle) under a
  * seccomp witness of its own system calls (periodic_child.c):
- *  - with the defaults (helper_wake=predict), once the helpers learnt the
- *    period, a long run of calls makes no system call at all: no
- *    FUTEX_WAKE (a helper is polling when the call comes), no FUTEX_WAIT,
- *    and the write itself ran elsewhere; the loop's clock_nanosleep said
- *    when it would wake (wake_hint.h), and the windows were placed there;
- *  - the witness can see the opposite: with helpers that sleep at once
- *    (helper_wake=idle:helper_idle_us=0), nearly every call wakes one.
- * No timing is asserted: the steady state is found by counting calls, and
- * the cycle limit only turns a wrong library into a failure.
+ *  - with the defaults (helper_wake=predict), the write never runs on the
+ *    loop's thread, and the helpers learn the loop: the polling helper naps
+ *    between its bursts and polls windows placed at the wake its
+ *    clock_nanosleep announced (wake_hint.h); its counts of where the
+ *    bursts fell add up to the loop's own count of its calls;
+ *  - the witness sees what a call costs when the helpers sleep: with
+ *    helpers that sleep at once (helper_wake=idle:helper_idle_us=0),
+ *    nearly every call makes a FUTEX_WAKE.
+ * No timing is asserted.  That a polled window spares the loop every
+ * system call (a long run of calls with none) depends on the helper
+ * being on its CPU when the call comes, which the machine decides:
+ * bench-periodic measures it (bursts that came while the helper napped,
+ * and the calls' latencies), periodic_child prints it (clean_run), and
+ * the test shows it in its log.
  */
 #include "harness.h"
 
@@ -25,8 +30,8 @@
 #error "PERIODIC_CHILD (the child's path) must come from the build"
 #endif
 
-#define RUN_WANTED "30"	  /* calls in a row without a system call (helpers that sleep: 2-4) */
-#define CYCLES_MAX "6000" /* 6 s at 1 kHz at most; a few cycles on a quiet machine */
+#define CYCLES	"1000"	    /* 1 s at 1 kHz: the helpers learn the loop in a few */
+#define RUN_ANY "100000000" /* the child stops after CYCLES, whatever its runs */
 
 static void run_child(const char *options, const char *cycles, const char *run, struct proc *p)
 {
@@ -58,28 +63,46 @@ static long predict_count(const char *json, const char *key)
 }
 
 #if defined(__x86_64__)
-Test(periodic, steady_state_makes_no_system_call, .timeout = TEST_TIMEOUT)
+Test(periodic, a_periodic_loop_is_learnt_and_its_calls_run_elsewhere, .timeout = TEST_TIMEOUT)
 {
 	char dir[PATH_MAX], opts[PATH_MAX + 32], path[PATH_MAX + 16];
 	struct proc p;
 
 	tmp_make(dir);
 	snprintf(opts, sizeof(opts), "stats_file=%s/stats.json", dir);
-	run_child(opts, CYCLES_MAX, RUN_WANTED, &p);
-	cr_assert_geq(kv(p.out, "clean_run", 0), atol(RUN_WANTED),
-		      "no %s calls in a row without a system call: %s", RUN_WANTED, p.out);
+	run_child(opts, CYCLES, RUN_ANY, &p);
+	long calls = kv(p.out, "calls", 0);
+	cr_assert_eq(calls, atol(CYCLES), "%s", p.out);
 	/* The write never ran on the loop's thread: not once, warm-up included. */
 	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0, "%s", p.out);
-	/* Served so without burning the CPU: the helper napped between cycles and polled windows.
-	 */
+	fprintf(stderr,
+		"calls in a row without a system call: %ld of %ld (a measure, not asserted)\n",
+		kv(p.out, "clean_run", 0), calls);
+	/* The helper napped between cycles and placed windows at the loop's announced wakes. */
 	snprintf(path, sizeof(path), "%s/stats.json", dir);
 	char *json = slurp(path, NULL);
 	cr_assert_not_null(json, "no %s", path);
 	cr_assert_gt(predict_count(json, "naps"), 0, "%s", json);
-	cr_assert_gt(predict_count(json, "in_window"), 0, "%s", json);
-	cr_assert_geq(predict_count(json, "during_nap"), 0, "%s", json);
-	/* The loop sleeps with clock_nanosleep: its windows were placed at its own wake. */
 	cr_assert_gt(predict_count(json, "hinted"), 0, "%s", json);
+	/*
+	 * Each burst of the loop (one call each) that fell in or around a
+	 * planned window is counted once, where it fell: they are some of
+	 * its calls, and those planned from a wake hint some of them.
+	 */
+	long in = predict_count(json, "in_window"), before = predict_count(json, "before_window");
+	long late = predict_count(json, "nap_late"), after = predict_count(json, "after_window");
+	cr_assert(in >= 0 && before >= 0 && late >= 0 && after >= 0, "%s", json);
+	cr_assert_leq(in + before + late + after, calls, "%s", json);
+	cr_assert_leq(predict_count(json, "hinted"), in + before + late + after, "%s", json);
+	/*
+	 * during_nap: the loop's bursts that came while the polling helper
+	 * napped (each grew its window).  Some of its calls, and every burst
+	 * that came inside its window before the nap had ended (nap_late) is
+	 * one of them.
+	 */
+	long during_nap = predict_count(json, "during_nap");
+	cr_assert_geq(during_nap, late, "%s", json);
+	cr_assert_leq(during_nap, calls, "%s", json);
 	free(json);
 	tmp_remove(dir);
 }
@@ -88,12 +111,10 @@ Test(periodic, witness_sees_a_sleeping_helper_woken, .timeout = TEST_TIMEOUT)
 {
 	struct proc p;
 
-	run_child("helper_wake=idle:helper_idle_us=0", "200", "1000000", &p);
+	run_child("helper_wake=idle:helper_idle_us=0", "200", RUN_ANY, &p);
 	long calls = kv(p.out, "calls", 0);
 	cr_assert_eq(calls, 200, "%s", p.out);
 	cr_assert_geq(kv(p.out, "wake_calls", 0), calls * 9 / 10, "%s", p.out);
-	/* So the first test would fail with such helpers. */
-	cr_assert_lt(kv(p.out, "clean_run", 0), atol(RUN_WANTED), "%s", p.out);
 	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0, "%s", p.out);
 }
 #else

@@ -8,9 +8,12 @@
  * on a flag; the question is which came first, the call's return or that
  * flag.  Event ordering, no timing:
  *  - helper_priority=inherit: the call returns while the hogs still run,
- *    before any SCHED_OTHER hog on CPU 0 made progress (so the helper ran
- *    above SCHED_OTHER and above FIFO 50), and the call itself (a read of
- *    the helper's own /proc stat) saw the helper at SCHED_FIFO 80;
+ *    and the call itself (a read of the helper's own /proc stat) saw the
+ *    helper at SCHED_FIFO 80, above the FIFO 50 hog: that is the
+ *    library's part, counted by the kernel.  Whether a SCHED_OTHER hog
+ *    moved in the meantime is the kernel's (its fair server runs
+ *    SCHED_OTHER tasks above every FIFO thread for a share of each
+ *    second, RT throttling the same): printed, not asserted;
  *  - helper_priority=none: the call does not return until the hogs are
  *    released.  The test releases them once it has seen the helper woken
  *    (runnable) with the call pending and no SCHED_OTHER progress on CPU 0.
@@ -308,19 +311,19 @@ static void expect_served_at_priority(const struct proc *p, const char *how)
 		     how, kv(p->out, "call_prio", -1));
 	cr_expect_eq(kv(p->out, "released_at_return", -1), 0,
 		     "%s: the call returned only after the hogs were released", how);
-	cr_expect_eq(kv(p->out, "cfs_moved_before_return", -1), 0,
-		     "%s: SCHED_OTHER work ran on the helper CPU before the call returned "
-		     "(served by RT throttling / the fair server, not by priority)",
-		     how);
+	/* The scheduler's choice, not the library's (see the top of the file). */
+	fprintf(stderr, "%s: SCHED_OTHER hogs moved before the call returned: %ld\n", how,
+		kv(p->out, "cfs_moved_before_return", -1));
 }
 
 /*
- * The saturated scenario asserts an order of events on the helper CPU
- * (the call against the SCHED_OTHER hogs, which the kernel's fair server
- * still gives 5% of the CPU).  Under ThreadSanitizer every step is several
- * times slower and the call spans fair-server periods: the order is then
- * the kernel's, not the library's (2 runs in 5 failed).  Not run there;
- * the normal and ASan suites run it.
+ * The saturated scenario relies on an order of events on the helper CPU
+ * (none: the call against the hogs' release, with the kernel's fair
+ * server still giving SCHED_OTHER 5% of the CPU).  Under ThreadSanitizer
+ * every step is several times slower and the call spans fair-server
+ * periods: the order is then the kernel's, not the library's (2 runs in 5
+ * failed).  Not run there (ctest shows it skipped); the normal and ASan
+ * suites run it.
  */
 #ifdef __SANITIZE_THREAD__
 #define SATURATED_SCENARIO_RUNS() \
