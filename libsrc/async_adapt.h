@@ -73,4 +73,17 @@ static inline int rto_async_putchar_byte(struct rto_fn *fn, int c, int *ret)
 	return rto_async_putc_byte(fn, c, stdout, ret);
 }
 
+/*
+ * async:flush -- fflush(f): a mark behind the stream's queued writes; the
+ * drain flushes the stream when it gets there, in order.  fflush(NULL),
+ * every stream: the call, after what is queued.
+ */
+static inline int rto_async_flush(struct rto_fn *fn, FILE *f, int *ret)
+{
+	if (!f || !rto_async_wanted(fn, -1, f))
+		return 1;
+	*ret = 0;
+	return rto_async_put(fn, RTO_ASYNC_FLUSH, f, "", 0, 0);
+}
+
 #endif /* RTO_ASYNC_ADAPT_H */
