@@ -87,25 +87,39 @@ struct entry {
 	FILE *f;      /* fwrite(f), or NULL */
 };
 
+/*
+ * The producer's fields, the drainer's tail and the arming flag each on a
+ * line of their own: a put moves no line the drainer writes unless the
+ * ring looks full (then it reads the tail again) or it arms the ring.
+ */
 struct ring {
 	char *buf;
-	uint64_t cap;  /* power of two */
-	uint64_t head; /* written by the producer: published bytes */
-	uint64_t tail; /* written by the drainer: consumed bytes */
-	int32_t armed; /* a drain notice for this ring is queued */
+	uint64_t cap;				    /* power of two */
+	uint64_t head;				    /* written by the producer: published bytes */
+	uint64_t tail_seen;			    /* the producer's last look at tail */
+	uint64_t tail __attribute__((aligned(64))); /* written by the drainer: consumed bytes */
+	int32_t armed __attribute__((aligned(64))); /* a drain notice for this ring is queued */
 	struct rto_req notice[2];
 };
 
 static struct ring rings[MAX_RINGS];
 static int nrings;
-static uint64_t next_seq;    /* last number taken */
-static uint64_t written_seq; /* every entry up to this one is written; under drain_lock */
+/* Apart: producers take numbers, the drain writes written_seq at every entry. */
+static uint64_t next_seq __attribute__((aligned(64))); /* last number taken */
+static uint64_t written_seq
+	__attribute__((aligned(64))); /* every entry up to this one is written; under drain_lock */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int async_used;
 static __thread struct ring *my_ring RTO_TLS;
 
 #define FD_ERRS 65536
 static int deferred_err[FD_ERRS]; /* errno of a failed write, for the next call */
+/*
+ * Set (for good) by the first failed write: until then a put does not
+ * look up its stream's descriptor, whose FILE the drain writes (a line
+ * the producer would otherwise fetch from the helper's CPU at each put).
+ */
+static int deferred_any __attribute__((aligned(64)));
 
 /* ---- the drainer (a helper, or whoever must flush) ---------------------------- */
 
@@ -141,6 +155,8 @@ static int write_entry(const struct entry *e, const char *data)
 	int err = errno ? errno : EIO;
 	if (fd >= 0 && fd < FD_ERRS)
 		uatomic_set(&deferred_err[fd], err);
+	if (!CMM_LOAD_SHARED(deferred_any))
+		uatomic_set(&deferred_any, 1);
 	rto_say(0, "async %s of %u bytes to fd %d failed: %s (returned by its next call)",
 		e->fd == RTO_ASYNC_FLUSH ? "fflush" : "write", e->len, fd, strerror(err));
 	return 1;
@@ -439,7 +455,8 @@ void rto_async_thread_marked(void)
 /* Queue a drain of this ring unless one is queued already; do not wait for it. */
 static void arm(struct ring *r)
 {
-	if (uatomic_xchg(&r->armed, 1))
+	/* Armed already (a drain is queued, not started): a load, no exclusive line. */
+	if (CMM_LOAD_SHARED(r->armed) || uatomic_xchg(&r->armed, 1))
 		return;
 	uatomic_set(&stalled, 0); /* this drain retries what a stalled one left */
 	/* The one no helper runs now, if there is one: never wait for a drain to end. */
@@ -454,7 +471,11 @@ static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
 {
 	uint64_t pos = r->head & (r->cap - 1);
 	*skip = pos + need > r->cap ? r->cap - pos : 0;
-	return r->head + *skip + need - CMM_LOAD_SHARED(r->tail) <= r->cap;
+	uint64_t end = r->head + *skip + need;
+	if (end - r->tail_seen <= r->cap) /* the tail only grows: room then is room now */
+		return 1;
+	r->tail_seen = CMM_LOAD_SHARED(r->tail);
+	return end - r->tail_seen <= r->cap;
 }
 
 /*
@@ -466,10 +487,12 @@ static int admit(int fd, FILE *f)
 	/* Strict means nothing leaves this thread, queued writes included. */
 	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx || rto_foreign_task())
 		return 1;
-	int efd = f ? rto_fd_of_file(f) : fd;
-	if (efd >= 0 && efd < FD_ERRS && CMM_LOAD_SHARED(deferred_err[efd])) {
-		errno = uatomic_xchg(&deferred_err[efd], 0);
-		return -1;
+	if (RTO_UNLIKELY(CMM_LOAD_SHARED(deferred_any))) {
+		int efd = f ? rto_fd_of_file(f) : fd;
+		if (efd >= 0 && efd < FD_ERRS && CMM_LOAD_SHARED(deferred_err[efd])) {
+			errno = uatomic_xchg(&deferred_err[efd], 0);
+			return -1;
+		}
 	}
 	return my_ring ? 0 : 1; /* made at mark time; none: synchronous */
 }
@@ -657,7 +680,7 @@ static void child_after_fork(void)
 {
 	pthread_mutex_init(&drain_lock, NULL);
 	for (int i = 0; i < nrings && i < MAX_RINGS; i++) {
-		rings[i].tail = rings[i].head;
+		rings[i].tail = rings[i].tail_seen = rings[i].head;
 		rings[i].armed = 0;
 		rings[i].notice[0].state = rings[i].notice[1].state =
 			RTO_REQ_DONE; /* no helper runs them here */
