@@ -173,7 +173,9 @@ static struct entry *peek(struct ring *r)
 		struct entry *e = (struct entry *)(r->buf + (r->tail & (r->cap - 1)));
 		if (e->len != SKIP)
 			return e;
-		r->tail += r->cap - (r->tail & (r->cap - 1));
+		/* Read by the producer (reserve) and the live view: as write_next stores it. */
+		cmm_smp_mb();
+		CMM_STORE_SHARED(r->tail, r->tail + r->cap - (r->tail & (r->cap - 1)));
 	}
 }
 

@@ -287,8 +287,10 @@ Test(async_log, fflush_makes_no_system_call_and_no_line_is_lost, .timeout = TEST
 	cr_expect_eq(w.async, w.lines + w.lines / 10, "%llu queued", (unsigned long long)w.async);
 	cr_expect_eq(w.fflush_other, 0, "%ld fflush calls made a system call (the last: %ld)",
 		     w.fflush_other, w.last_nr);
+#ifndef __SANITIZE_THREAD__ /* its runtime's own locks wait on futexes, in its interceptors */
 	cr_expect_eq(w.fflush_waits, 0, "%ld fflush calls waited on a futex", w.fflush_waits);
 	cr_expect_eq(w.fprintf_waits, 0, "%ld fprintf calls waited on a futex", w.fprintf_waits);
+#endif
 	cr_expect_eq(fclose(w.f), 0);
 	check_lines(path, w.lines);
 	tmp_remove(dir);

@@ -316,6 +316,15 @@ Test(no_trap, realtime_safe_families_contended, .timeout = TEST_TIMEOUT)
 		cr_expect_eq(f.rc[i], 0, "step %d returned %d", i, f.rc[i]);
 	cr_expect_eq(f.yield, 0);
 	cr_expect_eq(f.sleeps, 0);
+#ifndef __SANITIZE_THREAD__
 	cr_expect_eq(f.trapped, 0, "%llu system calls of the families trapped",
 		     (unsigned long long)f.trapped);
+#else
+	/*
+	 * ThreadSanitizer's interceptors of these calls take the runtime's
+	 * own locks, contended here by the partner: their futexes are
+	 * system calls of its text, which trap (and run here, as its own).
+	 */
+	(void)f.trapped;
+#endif
 }
