@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bench-trap: the backstop's cost (issue 12).  A system call a marked
- * thread makes behind the library's back (a raw syscall()) traps into the
- * library's SIGSYS handler (Syscall User Dispatch), which runs it:
- *   direct         syscall(SYS_getppid) on an unmarked thread: no trap, the floor;
+ * thread makes behind the library's back (a syscall instruction of the
+ * program's own text, as a JIT makes it) traps into the library's SIGSYS
+ * handler (Syscall User Dispatch), which runs it:
+ *   direct         getppid on an unmarked thread: no trap, the floor;
  *   trap, local    the same on a marked thread: trapped, run by the handler
  *                  from the library's text (syscalls.tbl: local);
- *   trap, offload  syscall(SYS_getcwd) on a marked thread: trapped, run on a
- *                  helper through the queue (syscalls.tbl: offload);
+ *   trap, offload  getcwd on a marked thread: trapped, run on a helper
+ *                  through the queue (syscalls.tbl: offload);
  *   getcwd direct  the same getcwd on an unmarked thread, for comparison.
+ * libc's syscall() of a marked thread is decided by the library without a
+ * trap (issue 30):
+ *   futex          syscall(SYS_futex, FUTEX_WAKE_PRIVATE) unmarked;
+ *   futex, marked  the same marked: run on the caller, selector open.
  * Then the realtime loop of the other families (an absolute 1 ms
  * clock_nanosleep, the clock, a mutex, a 64-byte write to /dev/null, an
  * offloaded fprintf to a log file) runs marked, and the trapped count
@@ -18,6 +23,7 @@
 #include "harness.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -26,15 +32,32 @@
 
 #include "rtoffload.h"
 
+/* A system call from the program's own text: no wrapper sees it. */
+static long asm_syscall2(long nr, long a0, long a1)
+{
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a0), "S"(a1)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 static long getcwd_raw(void)
 {
 	char buf[256];
-	return syscall(SYS_getcwd, buf, sizeof(buf));
+	return asm_syscall2(SYS_getcwd, (long)buf, sizeof(buf));
 }
 
 static long getppid_raw(void)
 {
-	return syscall(SYS_getppid);
+	return asm_syscall2(SYS_getppid, 0, 0);
+}
+
+static long futex_wake(void)
+{
+	static uint32_t word;
+	return syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void measure(const char *name, long (*fn)(void), size_t n)
@@ -104,8 +127,10 @@ static int child_main(void)
 	h_fifo(80);
 	measure("direct", getppid_raw, n);
 	measure("getcwd direct", getcwd_raw, n);
+	measure("futex", futex_wake, n);
 	if (rt_offload_mark_thread() != 0)
 		return 1;
+	measure("futex, marked", futex_wake, n);
 	measure("trap, local", getppid_raw, n);
 	measure("trap, offload", getcwd_raw, n);
 	loop((long)h_scaled(1000, 200));
@@ -115,8 +140,8 @@ static int child_main(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = {"direct", "trap, local", "getcwd direct",
-					   "trap, offload"};
+	static const char *const rows[] = {"direct",	    "trap, local", "getcwd direct",
+					   "trap, offload", "futex",	   "futex, marked"};
 	struct h_json j;
 
 	h_init(argc, argv);

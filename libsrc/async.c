@@ -12,10 +12,14 @@
  * entries of all rings in that order, so per descriptor or stream the
  * bytes land in the order the calls were made, across threads too.
  *
- * Nothing accepted is lost: fflush, fsync, fdatasync, fclose, close and
- * pclose first wait until everything accepted before them is written (in
- * any thread, marked or not: "flush" in calls.tbl), and so does exit (the
- * library's destructor).  A write that fails later is reported and its
+ * Nothing accepted is lost: fsync, fdatasync, fclose, close and pclose
+ * first wait until everything accepted before them is written (in any
+ * thread, marked or not: "flush" in calls.tbl), and so does exit (the
+ * library's destructor).  fflush of a stream whose writes are queued
+ * (async:flush) does not wait on a marked thread: it queues a mark (fd
+ * RTO_ASYNC_FLUSH, no bytes), and the drain flushes the stream when it
+ * gets there, after the bytes before it (docs/async.md); an unmarked
+ * thread's fflush waits as before.  A write that fails later is reported and its
  * errno returned by the next async call on that descriptor.  A full ring
  * waits for the helper (async_full=wait) or turns the call into a
  * synchronous offload (async_full=sync); both are counted.  abort()
@@ -41,8 +45,11 @@
  *
  * A drain notice is queued again only once the helper that ran it last has
  * finished with it (its state DONE, after which a helper never touches a
- * request): a producer that finds it still finishing waits for that, as a
- * caller waits for its own request.
+ * request).  Each ring has two, so that a producer that arms its ring
+ * while a helper still finishes the last drain (writing the lines, or a
+ * queued fflush's write) queues the other one instead of waiting; only
+ * when both are still running (two helpers at once) does it wait for one,
+ * as a caller waits for its own request.
  */
 #include "options_load.h"
 #include "rto_fast.h"
@@ -80,25 +87,39 @@ struct entry {
 	FILE *f;      /* fwrite(f), or NULL */
 };
 
+/*
+ * The producer's fields, the drainer's tail and the arming flag each on a
+ * line of their own: a put moves no line the drainer writes unless the
+ * ring looks full (then it reads the tail again) or it arms the ring.
+ */
 struct ring {
 	char *buf;
-	uint64_t cap;  /* power of two */
-	uint64_t head; /* written by the producer: published bytes */
-	uint64_t tail; /* written by the drainer: consumed bytes */
-	int32_t armed; /* a drain notice for this ring is queued */
-	struct rto_req notice;
+	uint64_t cap;				    /* power of two */
+	uint64_t head;				    /* written by the producer: published bytes */
+	uint64_t tail_seen;			    /* the producer's last look at tail */
+	uint64_t tail __attribute__((aligned(64))); /* written by the drainer: consumed bytes */
+	int32_t armed __attribute__((aligned(64))); /* a drain notice for this ring is queued */
+	struct rto_req notice[2];
 };
 
 static struct ring rings[MAX_RINGS];
 static int nrings;
-static uint64_t next_seq;    /* last number taken */
-static uint64_t written_seq; /* every entry up to this one is written; under drain_lock */
+/* Apart: producers take numbers, the drain writes written_seq at every entry. */
+static uint64_t next_seq __attribute__((aligned(64))); /* last number taken */
+static uint64_t written_seq
+	__attribute__((aligned(64))); /* every entry up to this one is written; under drain_lock */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int async_used;
 static __thread struct ring *my_ring RTO_TLS;
 
 #define FD_ERRS 65536
 static int deferred_err[FD_ERRS]; /* errno of a failed write, for the next call */
+/*
+ * Set (for good) by the first failed write: until then a put does not
+ * look up its stream's descriptor, whose FILE the drain writes (a line
+ * the producer would otherwise fetch from the helper's CPU at each put).
+ */
+static int deferred_any __attribute__((aligned(64)));
 
 /* ---- the drainer (a helper, or whoever must flush) ---------------------------- */
 
@@ -107,11 +128,16 @@ static int write_entry(const struct entry *e, const char *data)
 {
 	int fd = e->f ? rto_fd_of_file(e->f) : e->fd;
 	size_t done = 0;
+	int ok;
 
 	if (e->f) {
 		if (ftrylockfile(e->f) != 0)
 			return 0;
-		done = rto_real_fwrite(data, 1, e->len, e->f);
+		if (e->fd ==
+		    RTO_ASYNC_FLUSH) /* a queued fflush: what came before is in f's buffer */
+			ok = rto_real_fflush_unlocked(e->f) == 0;
+		else
+			ok = (done = rto_real_fwrite(data, 1, e->len, e->f)) == e->len;
 		funlockfile(e->f);
 	} else {
 		while (done < e->len) {
@@ -122,14 +148,17 @@ static int write_entry(const struct entry *e, const char *data)
 				break;
 			done += (size_t)n;
 		}
+		ok = done == e->len;
 	}
-	if (done == e->len)
+	if (ok)
 		return 1;
 	int err = errno ? errno : EIO;
 	if (fd >= 0 && fd < FD_ERRS)
 		uatomic_set(&deferred_err[fd], err);
-	rto_say(0, "async write of %u bytes to fd %d failed: %s (returned by its next call)",
-		e->len, fd, strerror(err));
+	if (!CMM_LOAD_SHARED(deferred_any))
+		uatomic_set(&deferred_any, 1);
+	rto_say(0, "async %s of %u bytes to fd %d failed: %s (returned by its next call)",
+		e->fd == RTO_ASYNC_FLUSH ? "fflush" : "write", e->len, fd, strerror(err));
 	return 1;
 }
 
@@ -144,7 +173,9 @@ static struct entry *peek(struct ring *r)
 		struct entry *e = (struct entry *)(r->buf + (r->tail & (r->cap - 1)));
 		if (e->len != SKIP)
 			return e;
-		r->tail += r->cap - (r->tail & (r->cap - 1));
+		/* Read by the producer (reserve) and the live view: as write_next stores it. */
+		cmm_smp_mb();
+		CMM_STORE_SHARED(r->tail, r->tail + r->cap - (r->tail & (r->cap - 1)));
 	}
 }
 
@@ -413,9 +444,11 @@ void rto_async_thread_marked(void)
 	if (buf == MAP_FAILED)
 		return;
 	rings[i].cap = cap;
-	rings[i].notice.fn = &rto_fn_async_drain;
-	rings[i].notice.args = &rings[i];
-	rings[i].notice.state = RTO_REQ_DONE; /* free */
+	for (int k = 0; k < 2; k++) {
+		rings[i].notice[k].fn = &rto_fn_async_drain;
+		rings[i].notice[k].args = &rings[i];
+		rings[i].notice[k].state = RTO_REQ_DONE; /* free */
+	}
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
 	uatomic_set(&async_used, 1);
 	my_ring = &rings[i];
@@ -424,10 +457,15 @@ void rto_async_thread_marked(void)
 /* Queue a drain of this ring unless one is queued already; do not wait for it. */
 static void arm(struct ring *r)
 {
-	if (uatomic_xchg(&r->armed, 1))
+	/* Armed already (a drain is queued, not started): a load, no exclusive line. */
+	if (CMM_LOAD_SHARED(r->armed) || uatomic_xchg(&r->armed, 1))
 		return;
 	uatomic_set(&stalled, 0); /* this drain retries what a stalled one left */
-	queue_notice(&r->notice, rto_self.prio);
+	/* The one no helper runs now, if there is one: never wait for a drain to end. */
+	struct rto_req *n = &r->notice[0];
+	if (CMM_LOAD_SHARED(n->state) != RTO_REQ_DONE)
+		n = &r->notice[1];
+	queue_notice(n, rto_self.prio);
 }
 
 /* Room for need bytes at the head (plus a SKIP to the start): 1, or 0 if full. */
@@ -435,7 +473,50 @@ static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
 {
 	uint64_t pos = r->head & (r->cap - 1);
 	*skip = pos + need > r->cap ? r->cap - pos : 0;
-	return r->head + *skip + need - CMM_LOAD_SHARED(r->tail) <= r->cap;
+	uint64_t end = r->head + *skip + need;
+	if (end - r->tail_seen <= r->cap) /* the tail only grows: room then is room now */
+		return 1;
+	r->tail_seen = CMM_LOAD_SHARED(r->tail);
+	return end - r->tail_seen <= r->cap;
+}
+
+/*
+ * May this thread queue a write for fd or f now?  0: yes; 1: no, make the
+ * call synchronously; -1: a deferred error, errno set.
+ */
+static int admit(int fd, FILE *f)
+{
+	/* Strict means nothing leaves this thread, queued writes included. */
+	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx || rto_foreign_task())
+		return 1;
+	if (RTO_UNLIKELY(CMM_LOAD_SHARED(deferred_any))) {
+		int efd = f ? rto_fd_of_file(f) : fd;
+		if (efd >= 0 && efd < FD_ERRS && CMM_LOAD_SHARED(deferred_err[efd])) {
+			errno = uatomic_xchg(&deferred_err[efd], 0);
+			return -1;
+		}
+	}
+	return my_ring ? 0 : 1; /* made at mark time; none: synchronous */
+}
+
+/* The SKIP (if any) and the place of the next entry, with room reserved. */
+static struct entry *entry_at(struct ring *r, uint64_t skip)
+{
+	if (skip)
+		((struct entry *)(r->buf + (r->head & (r->cap - 1))))->len = SKIP;
+	return (struct entry *)(r->buf + ((r->head + skip) & (r->cap - 1)));
+}
+
+/* The entry's bytes are in place: number it, publish it, have it drained. */
+static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t skip, uint32_t len,
+		    int fd, FILE *f)
+{
+	*e = (struct entry){.len = len, .fd = fd, .f = f};
+	e->seq = uatomic_add_return(&next_seq, 1);
+	cmm_smp_wmb(); /* the entry, then the head that publishes it */
+	CMM_STORE_SHARED(r->head, r->head + skip + entry_size(len));
+	rto_stats_async(fn); /* and one more queued */
+	arm(r);
 }
 
 /*
@@ -444,19 +525,13 @@ static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
  */
 int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len, int nl)
 {
-	struct ring *r = my_ring; /* made at mark time; none: synchronous */
+	struct ring *r = my_ring;
+	int a = admit(fd, f);
 
-	/* Strict means nothing leaves this thread, queued writes included. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx || rto_foreign_task())
-		return 1;
-	int efd = f ? rto_fd_of_file(f) : fd;
+	if (a)
+		return a;
 	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
-
-	if (efd >= 0 && efd < FD_ERRS && CMM_LOAD_SHARED(deferred_err[efd])) {
-		errno = uatomic_xchg(&deferred_err[efd], 0);
-		return -1;
-	}
-	if (!r || len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
+	if (len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
 		return 1;
 	if (!reserve(r, need, &skip)) {
 		rto_stats_async_full();
@@ -468,33 +543,54 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 		while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
 			rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
 	}
-	if (skip)
-		((struct entry *)(r->buf + (r->head & (r->cap - 1))))->len = SKIP;
-	struct entry *e = (struct entry *)(r->buf + ((r->head + skip) & (r->cap - 1)));
+	struct entry *e = entry_at(r, skip);
 	memcpy(e + 1, data, len);
 	if (nl)
 		((char *)(e + 1))[len] = '\n';
-	*e = (struct entry){.len = (uint32_t)(len + (nl != 0)), .fd = fd, .f = f};
-	e->seq = uatomic_add_return(&next_seq, 1);
-	cmm_smp_wmb(); /* the entry, then the head that publishes it */
-	CMM_STORE_SHARED(r->head, r->head + skip + need);
-	rto_stats_async(fn); /* and one more queued */
-	arm(r);
+	publish(fn, r, e, skip, (uint32_t)(len + (nl != 0)), fd, f);
 	return 0;
 }
 
-/* The printf family: format straight into the ring. */
-int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap, int *ret)
+#define LINE_MAX_ASYNC 1024 /* a printf longer than this is no log line: synchronous */
+
+static int format(char *out, int flag, const char *fmt, va_list ap)
 {
-	char line[1024];
 	va_list copy;
 
 	va_copy(copy, ap);
-	int n = flag < 0 ? vsnprintf(line, sizeof(line), fmt, copy)
-			 : __vsnprintf_chk(line, sizeof(line), flag, sizeof(line), fmt, copy);
+	int n = flag < 0 ? vsnprintf(out, LINE_MAX_ASYNC, fmt, copy)
+			 : __vsnprintf_chk(out, LINE_MAX_ASYNC, flag, LINE_MAX_ASYNC, fmt, copy);
 	va_end(copy);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return 1; /* longer than a log line: synchronously */
+	return n;
+}
+
+/*
+ * The printf family: formatted straight into the ring when it has room
+ * for the longest line without waiting (no copy: issue 30 wants an async
+ * fprintf within ~150 ns of a buffered one); otherwise on the stack, then
+ * queued as any write (which waits for room, or goes synchronous).
+ */
+int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap, int *ret)
+{
+	struct ring *r = my_ring;
+	uint64_t skip;
+	int a = admit(-1, f);
+
+	if (a)
+		return a;
+	if (reserve(r, entry_size(LINE_MAX_ASYNC), &skip)) {
+		struct entry *e = entry_at(r, skip); /* unpublished until publish() */
+		int n = format((char *)(e + 1), flag, fmt, ap);
+		if (n < 0 || n >= LINE_MAX_ASYNC)
+			return 1; /* longer than a log line: synchronously */
+		*ret = n;
+		publish(fn, r, e, skip, (uint32_t)n, -1, f);
+		return 0;
+	}
+	char line[LINE_MAX_ASYNC];
+	int n = format(line, flag, fmt, ap);
+	if (n < 0 || n >= LINE_MAX_ASYNC)
+		return 1;
 	*ret = n;
 	return rto_async_put(fn, -1, f, line, (size_t)n, 0);
 }
@@ -586,9 +682,10 @@ static void child_after_fork(void)
 {
 	pthread_mutex_init(&drain_lock, NULL);
 	for (int i = 0; i < nrings && i < MAX_RINGS; i++) {
-		rings[i].tail = rings[i].head;
+		rings[i].tail = rings[i].tail_seen = rings[i].head;
 		rings[i].armed = 0;
-		rings[i].notice.state = RTO_REQ_DONE; /* no helper runs it here */
+		rings[i].notice[0].state = rings[i].notice[1].state =
+			RTO_REQ_DONE; /* no helper runs them here */
 	}
 	written_seq = next_seq;
 	stalled = 0;

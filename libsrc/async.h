@@ -17,6 +17,8 @@
 struct rto_fn;
 
 /* async.c: asynchronous writes for logging. */
+/* rto_async_put()'s fd for a queued fflush(f): no bytes, the drain flushes f (async:flush). */
+#define RTO_ASYNC_FLUSH (-2)
 RTO_HIDDEN int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t len,
 			     int nl);
 RTO_HIDDEN int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap,

@@ -73,4 +73,22 @@ static inline int rto_async_putchar_byte(struct rto_fn *fn, int c, int *ret)
 	return rto_async_putc_byte(fn, c, stdout, ret);
 }
 
+/* glibc's _IO_NO_WRITES (libio.h, not installed): a stream opened for reading only. */
+#define RTO_IO_NO_WRITES 0x0008
+
+/*
+ * async:flush -- fflush(f): a mark behind the stream's queued writes; the
+ * drain flushes the stream when it gets there, in order.  fflush(NULL),
+ * every stream, and a read-only stream (fflush discards its buffered
+ * input, which the caller's next read must not see): the call, after what
+ * is queued.
+ */
+static inline int rto_async_flush(struct rto_fn *fn, FILE *f, int *ret)
+{
+	if (!f || !rto_async_wanted(fn, -1, f) || (f->_flags & RTO_IO_NO_WRITES))
+		return 1;
+	*ret = 0;
+	return rto_async_put(fn, RTO_ASYNC_FLUSH, f, "", 0, 0);
+}
+
 #endif /* RTO_ASYNC_ADAPT_H */

@@ -211,6 +211,13 @@ RTO_HIDDEN int rto_backstop_policy(const char *name, size_t n, int handling, int
 
 /* The SIGSYS handler (installed by backstop.c with the library's restorer). */
 RTO_HIDDEN void rto_backstop_sigsys(int sig, siginfo_t *si, void *uc);
+/*
+ * syscall() of a marked, armed thread (seccomp.c): decided from the table
+ * as a trapped call would be, without the trap.  1 and *ret (-errno on
+ * failure), or 0: the call must be made as written, and traps (pc: the
+ * caller's return address, a sanitizer runtime's own calls trap).
+ */
+RTO_HIDDEN int rto_bs_syscall(long nr, const long *a, const void *pc, long *ret);
 /* The program's SIGSYS handler, to chain a SIGSYS that is not ours (seccomp RET_TRAP). */
 RTO_HIDDEN extern struct sigaction rto_backstop_chain;
 /* A raw system call from the library's text: never trapped.  Returns -errno on failure. */

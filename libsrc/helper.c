@@ -463,6 +463,13 @@ static int wait_predicted(struct rto_queue *q)
 		if (kind == RTO_PLAN_NONE || kind == RTO_PLAN_SLEEP)
 			return -1;
 		rto_helper_plan_prio = p.prio; /* idle_priority(): nap and poll at it */
+		/* helper_idle_us after a call where idle polls: no nap, no sleep (predict.c). */
+		uint64_t promised = rto_predict_promised(&q->predict);
+		if (now < promised) {
+			if (poll_until(q, promised, NULL, 0))
+				return 1;
+			continue;
+		}
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
 		if (poll_until(q, p.poll_until, p.hint, p.hint_was)) {

@@ -54,6 +54,13 @@
  * Anything else gets today's behaviour (helper.c polls helper_idle_us):
  * a thread without a regular pattern yet, or any recently active thread
  * whose gaps are irregular.
+ *
+ * predict is never worse than idle (issue 30): helper_idle_us is the
+ * user's promise of polling after a call.  A thread whose bursts came,
+ * within its last RTO_PRED_GAPS, sooner than that after its previous call
+ * (gaps idle would have polled through) is polled for helper_idle_us
+ * after each call before any nap (rto_predict_promised, helper.c).  A
+ * loop whose gaps are all longer still naps between its windows.
  */
 #include "transport.h"
 #include "real.h"
@@ -71,6 +78,9 @@
 #define RTO_PRED_OVERSHOOT_MAX 1000000ull
 #define RTO_PRED_LATE_PCT      95 /* of the naps' lateness: wake this much early */
 #define RTO_PRED_ARRIVE_PCT    99 /* of hinted bursts' lateness: poll this long past a wake */
+
+/* helper_idle_us: not in struct rto_predict: its page is wiped in a forked child, this is not. */
+static uint64_t late_grace_ns;
 
 static void defaults(struct rto_predict *s)
 {
@@ -271,6 +281,15 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 			s->arrive_ns = percentile(s->arrive, s->narrive, RTO_PRED_ARRIVES,
 						  RTO_PRED_ARRIVE_PCT, RTO_PRED_OVERSHOOT_0);
 		}
+		/*
+		 * Sooner after its last call than helper_idle_us: idle would
+		 * have polled through this gap, so predict must not nap
+		 * through the next ones (rto_predict_promised).
+		 */
+		if (!first && t0 > e->last_done && t0 - e->last_done < late_grace_ns)
+			e->short_quiet = RTO_PRED_GAPS;
+		else if (e->short_quiet)
+			e->short_quiet--;
 		if (!first && t0 - e->last_start < RTO_PRED_MAX_GAP_NS && t0 > e->last_start) {
 			e->gap[e->pos] = (uint32_t)(t0 - e->last_start);
 			e->pos = (e->pos + 1) % RTO_PRED_GAPS;
@@ -293,12 +312,25 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 	rto_mutex_unlock(&s->lock);
 }
 
-/* Not in struct rto_predict: its page is wiped in a forked child, this is not. */
-static uint64_t late_grace_ns;
-
 void rto_predict_configure(uint64_t grace_ns)
 {
 	late_grace_ns = grace_ns;
+}
+
+uint64_t rto_predict_promised(struct rto_predict *s)
+{
+	uint64_t until = 0;
+
+	if (!late_grace_ns)
+		return 0;
+	rto_mutex_lock(&s->lock);
+	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
+		const struct rto_pattern *e = &s->p[i];
+		if (e->key && e->short_quiet && e->last_done + late_grace_ns > until)
+			until = e->last_done + late_grace_ns;
+	}
+	rto_mutex_unlock(&s->lock);
+	return until;
 }
 
 int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)

@@ -56,6 +56,12 @@ struct rto_pattern {
 	int prio;	      /* its last call's priority (SCHED_FIFO; 0: other) */
 	uint64_t win_from, win_until; /* the window last planned for its next burst */
 	int win_hinted;		      /* ... from its own word on its sleep */
+	/*
+	 * Bursts to go before a nap may start within helper_idle_us of its
+	 * last call again: RTO_PRED_GAPS after a burst that came sooner than
+	 * that after the call before it (rto_predict_promised).
+	 */
+	unsigned short_quiet;
 };
 
 /*
@@ -130,6 +136,13 @@ RTO_HIDDEN void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t
  * comes next.  Once, before the helpers start; 0 (the default): never.
  */
 RTO_HIDDEN void rto_predict_configure(uint64_t late_grace_ns);
+/*
+ * Until when the polling helper must not nap (0: no such promise): the
+ * user's helper_idle_us of polling after the last call of a thread that
+ * recently made a call sooner than that after its previous one.  Where
+ * helper_wake=idle would have polled through the gap, predict does too.
+ */
+RTO_HIDDEN uint64_t rto_predict_promised(struct rto_predict *s);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
 /* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */

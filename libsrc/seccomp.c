@@ -6,12 +6,20 @@
  * set_mempolicy, and the raw forms of setfsuid, capset, unshare, setns.
  * After such a call succeeds the thread runs its calls itself
  * (context.c); a filter installed with TSYNC covers the helpers too.
+ *
+ * A marked thread's call is decided here from the backstop's table, as
+ * the SIGSYS handler would decide it, without the trap (backstop_trap.c):
+ * a realtime-safe one (a futex, sched_yield) runs on the caller at the
+ * cost of a selector store.  An unmarked thread pays one TLS load and a
+ * branch more than glibc's syscall().
  */
 #include "rto_fast.h"
+#include "backstop.h"
 #include "context.h"
 #include "resolve.h"
 #include "real.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 
@@ -56,7 +64,16 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	va_end(ap);
 	if (RTO_UNLIKELY(nr == SYS_clone || nr == SYS_clone3)) /* its child may share our TLS */
 		rto_note_clone_args(nr, a);
-	long ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long ret;
+	if (RTO_UNLIKELY(!rto_direct()) && rto_bs_armed == 1 &&
+	    rto_bs_syscall(nr, a, __builtin_return_address(0), &ret)) {
+		if ((unsigned long)ret > -4096UL) { /* glibc's syscall(): -1 and errno */
+			errno = (int)-ret;
+			ret = -1;
+		}
+	} else {
+		ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
 	if (RTO_UNLIKELY(may_change_context(nr)))
 		rto_ctx_after_syscall(nr, a, ret);
 	return ret;

@@ -297,7 +297,9 @@ void rto_stats_denied(struct rto_fn *fn)
 }
 
 /* Writes queued and rings found full (async.c), for the reports; a child keeps them. */
-static uint64_t async_queued, async_full;
+/* On a line of its own: every queued write adds to it, and no helper's counter shares it. */
+static uint64_t async_queued __attribute__((aligned(64)));
+static uint64_t async_full;
 
 void rto_stats_async(struct rto_fn *fn)
 {

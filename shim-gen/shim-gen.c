@@ -309,8 +309,8 @@ static const char *stream_of(const struct call *c)
  * the adapter rto_async_NAME() of libsrc/async_adapt.h, given the call's
  * parameters in order (the compiler checks them against its prototype).
  */
-static const char *const adapters[] = {"bytes", "items",     "cstring",
-				       "line",	"putc_byte", "putchar_byte"};
+static const char *const adapters[] = {"bytes",	    "items",	    "cstring", "line",
+				       "putc_byte", "putchar_byte", "flush"};
 
 static void emit_async(FILE *o, const struct call *c)
 {
@@ -577,6 +577,8 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
 	emit_async(o, c);
+	if (c->flush && c->async[0]) /* not queued: what is queued goes first, as unmarked */
+		fprintf(o, "\trto_async_barrier();\n");
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)
@@ -627,7 +629,13 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	fprintf(o, "RTO_EXPORT RTO_UNINSTRUMENTED %s %s(", c->ret, c->name);
 	list(o, c, 1);
 	fprintf(o, ")\n{\n");
-	if (c->flush)
+	/*
+	 * A flush that can be queued (async:flush): a marked thread's only
+	 * queues a mark behind its writes, never waits (rto_routed_NAME).
+	 */
+	if (c->flush && c->async[0])
+		fprintf(o, "\tif (rto_direct())\n\t\trto_async_barrier();\n");
+	else if (c->flush)
 		fprintf(o, "\trto_async_barrier();\n");
 	if (annotated(c)) { /* the run function forgets and learns descriptors */
 		fprintf(o, "\tif (rto_direct()) {\n");

@@ -12,7 +12,9 @@
  *
  *   barrier KIND DIR WHO
  *     A marked thread queues 1000 lines to DIR/barrier.file, then KIND
- *     (fflush, fclose: on a FILE; fsync, close: on a descriptor) is called
+ *     (fflush, fclose, fflush_fsync: fflush then fsync of its descriptor,
+ *     fflush_locked: the same under flockfile, on a FILE; fsync, close: on
+ *     a descriptor) is called
  *     and the file is read through a descriptor of its own right after.
  *     WHO=marked: the logging thread itself calls KIND.  WHO=unmarked: the
  *     only helper (workers=1) is first held in a blocking read for another
@@ -212,9 +214,12 @@ struct barrier {
 
 static void call_barrier(struct barrier *b)
 {
-	if (!strcmp(b->kind, "fflush") || !strcmp(b->kind, "fflush_locked"))
+	if (!strcmp(b->kind, "fflush"))
 		fflush(b->log.f);
-	else if (!strcmp(b->kind, "fclose"))
+	else if (!strcmp(b->kind, "fflush_fsync") || !strcmp(b->kind, "fflush_locked")) {
+		if (fflush(b->log.f) == 0) /* a marked thread's only queues */
+			fsync(fileno(b->log.f));
+	} else if (!strcmp(b->kind, "fclose"))
 		fclose(b->log.f);
 	else if (!strcmp(b->kind, "fsync"))
 		fsync(b->log.fd);
@@ -260,8 +265,8 @@ int sc_barrier(int argc, char **argv)
 	path_join(b.path, argv[1], "barrier.file");
 	b.log = (struct logger){.index = 0, .nl = 1000};
 	open_sink(&b.log, b.path,
-		  !strcmp(b.kind, "fflush") || !strcmp(b.kind, "fflush_locked") ||
-			  !strcmp(b.kind, "fclose"));
+		  !strcmp(b.kind, "fflush") || !strcmp(b.kind, "fflush_fsync") ||
+			  !strcmp(b.kind, "fflush_locked") || !strcmp(b.kind, "fclose"));
 	if (!b.marked)
 		hold_helper(&blk);
 	on_thread("log0", 1, barrier_marked, &b);

@@ -258,16 +258,21 @@ static void barrier(const char *kind, const char *who)
 	run_free(&r);
 }
 
+/*
+ * An unmarked thread's fflush writes what is queued.  A marked thread's
+ * only queues a mark (test_async_log.c); with fsync after it, the lines
+ * are written (and flushed) when fsync returns.
+ */
 Test(async, fflush_writes_what_is_queued)
 {
-	barrier("fflush", "marked");
+	barrier("fflush_fsync", "marked");
 	barrier("fflush", "unmarked");
 }
 
 /*
- * The marked thread holds the stream's lock (flockfile) while it logs and
- * flushes: the helpers cannot take it, so the flush must not wait for them
- * for ever (it writes the queue itself).
+ * The marked thread holds the stream's lock (flockfile) while it logs,
+ * flushes and syncs: the helpers cannot take it, so fsync must not wait
+ * for them for ever (it writes the queue itself).
  */
 Test(async, fflush_while_holding_the_stream_lock_writes_what_is_queued)
 {

@@ -12,10 +12,10 @@
  * Then it wakes every PERIOD on an absolute clock and makes CALLS
  * offloaded 64-byte writes to /dev/null (fd_local=none) per cycle.
  *
- * Usage: periodic_child CYCLES RUN
+ * Usage: periodic_child CYCLES RUN [PERIOD_US]
  * Stops after CYCLES cycles, or once RUN calls in a row made no system
- * call.  Prints key=value words: cycles, calls, bad_writes (a write that
- * did not return 64), clean_run (the longest run of calls with no system
+ * call.  PERIOD_US: the period (default 1000, 1 kHz).  Prints key=value words: cycles, calls,
+ * bad_writes (a write that did not return 64), clean_run (the longest run of calls with no system
  * call), calls_with_syscall, futex_calls (calls that made a futex call),
  * wake_calls (calls that made a FUTEX_WAKE: a helper had to be woken),
  * other_nr (a system call number other than futex seen inside a call).
@@ -49,8 +49,8 @@
 #include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
 #include "rtoffload.h"
 
-#define PERIOD_NS 1000000 /* 1 kHz */
-#define CALLS	  1
+static long period_ns = 1000000; /* 1 kHz unless told */
+#define CALLS 1
 
 #if defined(__x86_64__)
 /* The one instruction the filter lets through: syscall6(nr, a..f). */
@@ -166,7 +166,7 @@ static void *loop(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	long run = 0;
 	while (res->cycles < cycles_max && res->clean_run < run_wanted) {
-		t.tv_nsec += PERIOD_NS;
+		t.tv_nsec += period_ns;
 		if (t.tv_nsec >= 1000000000) {
 			t.tv_nsec -= 1000000000;
 			t.tv_sec++;
@@ -203,10 +203,12 @@ int main(int argc, char **argv)
 	struct result res = {0};
 	pthread_t t;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	cycles_max = atol(argv[1]);
 	run_wanted = atol(argv[2]);
+	if (argc == 4)
+		period_ns = atol(argv[3]) * 1000;
 	if (pthread_create(&t, NULL, loop, &res) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	printf("installed=%d marked=%d cycles=%ld calls=%ld bad_writes=%ld clean_run=%ld "

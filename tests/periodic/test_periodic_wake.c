@@ -33,12 +33,13 @@
 #define CYCLES	"1000"	    /* 1 s at 1 kHz: the helpers learn the loop in a few */
 #define RUN_ANY "100000000" /* the child stops after CYCLES, whatever its runs */
 
-static void run_child(const char *options, const char *cycles, const char *run, struct proc *p)
+static void run_child_every(const char *options, const char *cycles, const char *run,
+			    const char *period_us, struct proc *p)
 {
-	char opt[256];
+	char opt[PATH_MAX + 64];
 	snprintf(opt, sizeof(opt), "RTOFFLOAD_OPTIONS=fd_local=none%s%s", *options ? ":" : "",
 		 options);
-	char *const argv[] = {PERIODIC_CHILD, (char *)cycles, (char *)run, NULL};
+	char *const argv[] = {PERIODIC_CHILD, (char *)cycles, (char *)run, (char *)period_us, NULL};
 	char *const env[] = {opt, NULL};
 
 	cr_assert_eq(run_proc(argv, env, p), 0, "cannot run %s", argv[0]);
@@ -47,6 +48,11 @@ static void run_child(const char *options, const char *cycles, const char *run, 
 	cr_assert_eq(kv(p->out, "installed", 0), 1, "the witness filter: %s", p->out);
 	cr_assert_eq(kv(p->out, "marked", 0), 1, "%s", p->out);
 	cr_assert_eq(kv(p->out, "bad_writes", -1), 0, "%s", p->out);
+}
+
+static void run_child(const char *options, const char *cycles, const char *run, struct proc *p)
+{
+	run_child_every(options, cycles, run, "1000", p);
 }
 
 /* The number after "key": in the stats JSON's "predict" object, or -1. */
@@ -116,6 +122,33 @@ Test(periodic, witness_sees_a_sleeping_helper_woken, .timeout = TEST_TIMEOUT)
 	cr_assert_eq(calls, 200, "%s", p.out);
 	cr_assert_geq(kv(p.out, "wake_calls", 0), calls * 9 / 10, "%s", p.out);
 	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0, "%s", p.out);
+}
+
+/*
+ * predict is never worse than idle (issue 30): helper_idle_us is the
+ * user's promise of polling after a call.  Calls 100 us apart with
+ * helper_idle_us=100000: idle polls through every gap, and so must
+ * predict, though the loop is periodic and announces its sleeps.  The
+ * witness: the helper never napped (the stats' predict object, written
+ * once it napped, is absent or says 0).
+ */
+Test(periodic, predict_never_naps_within_helper_idle_us, .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], opts[PATH_MAX + 64], path[PATH_MAX + 16];
+	struct proc p;
+
+	tmp_make(dir);
+	snprintf(opts, sizeof(opts), "helper_idle_us=100000:stats_file=%s/stats.json", dir);
+	run_child_every(opts, "5000", "1000000", "100", &p);
+	cr_assert_eq(kv(p.out, "cycles", 0), 5000, "%s", p.out);
+	snprintf(path, sizeof(path), "%s/stats.json", dir);
+	char *json = slurp(path, NULL);
+	cr_assert_not_null(json, "no %s", path);
+	cr_expect_leq(predict_count(json, "naps"), 0, "the helper napped within helper_idle_us: %s",
+		      json);
+	cr_expect_leq(predict_count(json, "during_nap"), 0, "%s", json);
+	free(json);
+	tmp_remove(dir);
 }
 #else
 Test(periodic, witness_needs_x86_64)
