@@ -20,5 +20,10 @@ RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 /* stall.c's watchdog: every worker is stuck in a call; start one more (0), up to workers_max. */
 RTO_HIDDEN int rto_helpers_grow(void);
+/*
+ * stall.c's watchdog: worker tid is runnable on cpu, which another task
+ * holds: move it to another of the helpers' CPUs (0), -1 if none.
+ */
+RTO_HIDDEN int rto_helpers_move_off(pid_t tid, int cpu);
 
 #endif /* RTO_HELPER_H */

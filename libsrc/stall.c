@@ -68,7 +68,7 @@
 
 static struct {
 	/* input: noted calls whose worker waits for input (stall_probe.c), not stalls */
-	uint64_t calls, unclaimed, running, taken_back, grown, input;
+	uint64_t calls, unclaimed, running, taken_back, grown, input, moved;
 } counts;
 
 /*
@@ -188,6 +188,7 @@ void rto_stall_counts(struct rto_stall_counts *c)
 	c->running = uatomic_read(&counts.running);
 	c->taken_back = uatomic_read(&counts.taken_back);
 	c->grown = uatomic_read(&counts.grown);
+	c->moved = uatomic_read(&counts.moved);
 	c->now = c->input_now = 0;
 	for (unsigned i = 0; q && i < RTO_STALL_NOTES; i++) {
 		if (!read_note(q, i, &n))
@@ -680,12 +681,35 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	return 0;
 }
 
+/*
+ * Several helpers' CPUs, and calls late: a worker that is runnable but
+ * not running waits for a CPU another task holds (a realtime busy loop),
+ * while another of the helpers' CPUs may be free.  The kernel moves a
+ * realtime worker itself; a SCHED_OTHER one waits for the fair class's
+ * balancing (helper.c's rto_helpers_move_off): move it.
+ */
+static void move_starved(const struct rto_queue *q)
+{
+	int cpu;
+
+	if (CPU_COUNT(&helper_cpus) < 2)
+		return;
+	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
+		const struct rto_running *w = &q->running[i];
+		pid_t tid = CMM_LOAD_SHARED(w->tid);
+		if (CMM_LOAD_SHARED(w->alive) && tid > 0 &&
+		    rto_stall_probe_starved(tid, &cpu, PROBE_NS) &&
+		    rto_helpers_move_off(tid, cpu) == 0)
+			uatomic_inc(&counts.moved);
+	}
+}
+
 /* Say the new stalls, grow if every worker is stuck; how soon to look again (0: not). */
 static long look(struct rto_queue *q)
 {
 	struct note n[RTO_STALL_NOTES];
 	int runner[RTO_STALL_NOTES], live[RTO_STALL_NOTES];
-	unsigned waiting = 0;
+	unsigned waiting = 0, late = 0;
 	int again = 0;
 
 	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
@@ -693,6 +717,7 @@ static long look(struct rto_queue *q)
 		runner[i] = live[i] ? runner_of(q, n[i].req) : -1;
 		/* A quiet note's call without a worker is done, not waiting for one. */
 		waiting += live[i] && runner[i] < 0 && !waits_input(i, &n[i]);
+		late += live[i] && !waits_input(i, &n[i]);
 	}
 	/*
 	 * Calls wait, and no worker will take them: one more (at most one a
@@ -703,6 +728,8 @@ static long look(struct rto_queue *q)
 	 */
 	if (waiting && all_stuck(q, rto_now_ns()) && rto_helpers_grow() == 0)
 		uatomic_inc(&counts.grown);
+	if (late)
+		move_starved(q);
 	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
 		if (!live[i])
 			continue;

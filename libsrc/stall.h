@@ -35,6 +35,7 @@ struct rto_stall_counts {
 	uint64_t running;    /* ... of which a helper was running */
 	uint64_t taken_back; /* ... of which their caller ran (on_stall=local) */
 	uint64_t grown;	     /* workers started beyond workers= */
+	uint64_t moved;	     /* workers moved off a CPU another task held (several CPUs) */
 	/*
 	 * Calls late on a worker that waits for input, as the caller would
 	 * have (stall_probe.c): not stalls of the library, not in calls.

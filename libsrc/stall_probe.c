@@ -221,6 +221,37 @@ char rto_stall_task_state(pid_t tid)
 	return state_of(getpid(), tid);
 }
 
+/* The CPU of a /proc stat line (field 39), or -1. */
+static int cpu_of(const char *line)
+{
+	const char *p = strrchr(line, ')');
+
+	for (int field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/*
+ * Runnable but not running: R in its stat, and its syscall file does not
+ * say "running" (the kernel writes that for a task on a CPU right now).
+ * Returns the CPU it waits for, or -1.
+ */
+static int starved(pid_t pid, pid_t tid)
+{
+	char path[64], line[1024], sys[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (rto_procfs_read(path, line, sizeof(line)) <= 0)
+		return -1;
+	const char *close = strrchr(line, ')');
+	if (!close || close[1] != ' ' || close[2] != 'R')
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	if (rto_procfs_read(path, sys, sizeof(sys)) <= 0 || !strncmp(sys, "running", 7))
+		return -1;
+	return cpu_of(line);
+}
+
 static int waits(pid_t pid, pid_t tid)
 {
 	char path[64], line[256];
@@ -273,8 +304,11 @@ static struct {
 	uint32_t asked; /* futex: bumped with each question */
 	uint32_t told;	/* futex: = asked once answered */
 	int32_t tid;
+	int32_t what; /* WAITS or STARVED */
 	int32_t answer;
 } box;
+
+enum { Q_WAITS, Q_STARVED };
 static int started; /* the watchdog's: 1 started, -1 could not be */
 
 static void *probe_main(void *arg)
@@ -296,7 +330,10 @@ static void *probe_main(void *arg)
 			continue;
 		}
 		seen = ask;
-		int answer = waits(getpid(), __atomic_load_n(&box.tid, __ATOMIC_RELAXED));
+		pid_t tid = __atomic_load_n(&box.tid, __ATOMIC_RELAXED);
+		int answer = __atomic_load_n(&box.what, __ATOMIC_RELAXED) == Q_WAITS
+				     ? waits(getpid(), tid)
+				     : starved(getpid(), tid);
 		__atomic_store_n(&box.answer, answer, __ATOMIC_RELAXED);
 		__atomic_store_n(&box.told, ask, __ATOMIC_RELEASE);
 		rto_futex_wake(&box.told, 1);
@@ -322,15 +359,17 @@ static int start(void)
 	return 1;
 }
 
-int rto_stall_probe_waits(pid_t tid, long ns)
+/* The probe thread's answer to question what about tid; fail if none within ns. */
+static int ask(int what, pid_t tid, long ns, int fail)
 {
 	if (!started)
 		started = start();
 	uint32_t asked = __atomic_load_n(&box.asked, __ATOMIC_RELAXED);
 	/* No probe thread, or it still looks at an earlier question (a hung stat). */
 	if (started < 0 || __atomic_load_n(&box.told, __ATOMIC_ACQUIRE) != asked)
-		return 0;
+		return fail;
 	__atomic_store_n(&box.tid, tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&box.what, what, __ATOMIC_RELAXED);
 	__atomic_store_n(&box.asked, asked + 1, __ATOMIC_RELEASE);
 	rto_futex_wake(&box.asked, 1);
 	uint64_t until = rto_now_ns() + (uint64_t)ns;
@@ -340,9 +379,20 @@ int rto_stall_probe_waits(pid_t tid, long ns)
 			return __atomic_load_n(&box.answer, __ATOMIC_RELAXED);
 		uint64_t now = rto_now_ns();
 		if (now >= until)
-			return 0;
+			return fail;
 		rto_futex_wait_ns(&box.told, told, (long)(until - now));
 	}
+}
+
+int rto_stall_probe_waits(pid_t tid, long ns)
+{
+	return ask(Q_WAITS, tid, ns, 0);
+}
+
+int rto_stall_probe_starved(pid_t tid, int *cpu, long ns)
+{
+	*cpu = ask(Q_STARVED, tid, ns, -1);
+	return *cpu >= 0;
 }
 
 void rto_stall_probe_reset(void)

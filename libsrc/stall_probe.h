@@ -25,6 +25,12 @@ RTO_HIDDEN int rto_stall_probe_waits(pid_t tid, long ns);
  * scanner, which has a table of its own).
  */
 RTO_HIDDEN char rto_stall_task_state(pid_t tid);
+/*
+ * 1: the worker tid is runnable but not running (state R, and the kernel
+ * says it is not on a CPU: another task holds its CPU), with *cpu the
+ * CPU it waits for.  0: anything else, or the look took longer than ns.
+ */
+RTO_HIDDEN int rto_stall_probe_starved(pid_t tid, int *cpu, long ns);
 /* A new process (stall.c's start, also in a forked child): no probe thread yet. */
 RTO_HIDDEN void rto_stall_probe_reset(void);
 
