@@ -597,8 +597,6 @@ static int all_stuck(const struct rto_queue *q, uint64_t now)
 }
 
 static uint32_t said[RTO_STALL_NOTES]; /* the watchdog's: each note's gen it handled */
-/* The watchdog's: since when a quiet note's worker no longer waits for input (0: it does). */
-static uint64_t woke[RTO_STALL_NOTES];
 
 /*
  * A look at the workers' state takes a few /proc reads on the probe's
@@ -628,56 +626,119 @@ static void say_once(const struct rto_queue *q, const struct note *n, int runner
 		say_scanned(q, n, runner, now);
 }
 
+/* 1 the worker waits for input, 0 not, -1 no answer yet. */
 static int probe(const struct rto_queue *q, int runner)
 {
 	pid_t tid = CMM_LOAD_SHARED(q->running[runner].tid);
 
-	return tid > 0 && rto_stall_probe_waits(tid, PROBE_NS);
+	return tid > 0 ? rto_stall_probe_waits(tid, PROBE_NS) : 0;
 }
 
 /*
- * One note's turn.  A new one is judged: no worker took it (said), its
- * worker waits for input as its caller would have (quiet: counted, shown
- * by the live view, not said), or its worker is held up: runnable but
- * not running, uninterruptible, asleep on anything else (said).  A quiet
- * note is looked at again each turn: a worker that stopped waiting for
- * input but still has not published stall_us later is held up (starved
- * once its input came), and said then.  Returns how soon to look again:
- * 0 never for this note, 1 stall_us / 2, 2 QUIET_LOOK_NS.
+ * A new note whose worker the probe could not look at yet (its thread
+ * not run for PROBE_NS on a loaded machine: a pipe's read under mark=all
+ * was said so) is looked at again; after this long without an answer it
+ * is taken for held up, as before the probe.
  */
-static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runner)
+#define UNSURE_NS (1000L * 1000 * 1000)
+static uint32_t unsure[RTO_STALL_NOTES]; /* the watchdog's: the gen of a note not judged yet */
+static uint64_t unsure_at[RTO_STALL_NOTES];
+
+/*
+ * A slot's post that a worker claimed (slot_seen moved to it) but no
+ * worker row names: taken and not started yet, or done and not yet
+ * collected by its caller (whose clear may come after a loaded
+ * machine's watchdog looks).  Neither is "no helper took it".  A queued
+ * request cannot be told so: its node is the caller's.
+ */
+static int slot_claimed(const struct rto_queue *q, const struct rto_req *req)
+{
+	for (unsigned i = 0; i < RTO_SLOTS; i++)
+		if (req == &q->slots[i].req)
+			return CMM_LOAD_SHARED(q->slot_seen[i]) ==
+			       CMM_LOAD_SHARED(q->slots[i].req.post);
+	return 0;
+}
+
+/* Note i is held up: said once it has been for stall_us (1: look again soon, 0: said). */
+static uint32_t held[RTO_STALL_NOTES]; /* the watchdog's: the gen of a note seen held up */
+static uint64_t held_at[RTO_STALL_NOTES];
+
+static int held_long(unsigned i, const struct note *n, uint64_t now)
+{
+	if (held[i] != n->gen) {
+		held[i] = n->gen;
+		held_at[i] = now;
+	}
+	return now - held_at[i] >= rto_opt.stall_us * 1000;
+}
+
+/*
+ * One note's turn.  Its verdict, once made, is final but for one case.
+ *  - no worker took it: said at once (the hog on the helpers' CPU);
+ *  - its worker waits for input as its caller would have (stall_probe.c):
+ *    quiet, counted, shown by the live view, not said;
+ *  - its worker is held up (runnable but not running, uninterruptible,
+ *    asleep on anything else): said once it is still so stall_us after
+ *    the watchdog first saw it.  The watchdog's first look may come late
+ *    on a loaded machine, when the call that waited for input is just
+ *    returning: a worker seen runnable once is not yet a stall;
+ *  - a quiet note is looked at again each turn: a worker that stopped
+ *    waiting for input but still has not published stall_us later is
+ *    held up (starved once its input came), and said then.
+ * Returns how soon to look again: 0 never for this note, 1 stall_us / 2,
+ * 2 QUIET_LOOK_NS.
+ */
+static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runner, int *say)
 {
 	int fresh = said[i] != n->gen;
+	uint64_t now = rto_now_ns();
+	/* A look long after the note (a loaded machine's watchdog): what it sees is not yet a
+	 * verdict. */
+	int late = now - n->t0 > 2 * rto_opt.stall_us * 1000;
 
 	if (!fresh && CMM_LOAD_SHARED(quiet[i]) != n->gen)
 		return 0; /* said, or counted, already */
-	said[i] = n->gen;
+	if (runner < 0 && !fresh)
+		return 0; /* quiet, and its worker is done: its caller clears it */
+	if (runner < 0 && (late || slot_claimed(q, n->req)) && !held_long(i, n, now))
+		return 1; /* taken, not in a worker's row (yet, or any more); or a late look */
 	if (runner < 0) {
-		if (!fresh) /* quiet, and its worker is done: its caller clears it */
-			return 0;
+		said[i] = n->gen;
 		uatomic_inc(&counts.unclaimed);
-		say_once(q, n, runner, rto_now_ns());
+		*say = 1;
 		return 0;
 	}
-	if (probe(q, runner)) {
+	int waits = probe(q, runner);
+	if (waits < 0 && !fresh)
+		return 2; /* quiet as it was: look again later */
+	if (waits < 0) {
+		if (unsure[i] != n->gen) {
+			unsure[i] = n->gen;
+			unsure_at[i] = now;
+		}
+		if (now - unsure_at[i] < UNSURE_NS)
+			return 1;
+		waits = 0; /* no answer for a second: held up, as far as anyone can tell */
+	}
+	if (waits) {
+		said[i] = n->gen;
 		if (fresh) {
 			uatomic_inc(&counts.input);
 			CMM_STORE_SHARED(quiet[i], n->gen);
 		}
-		woke[i] = 0;
+		held[i] = 0;
 		return 2;
 	}
-	uint64_t now = rto_now_ns();
+	if (!held_long(i, n, now))
+		return 1;
+	said[i] = n->gen;
 	if (!fresh) {
-		if (!woke[i])
-			woke[i] = now;
-		if (now - woke[i] < rto_opt.stall_us * 1000)
-			return 1;
 		CMM_STORE_SHARED(quiet[i], 0);
 		uatomic_dec(&counts.input); /* a stall after all */
 	}
 	uatomic_inc(&counts.running);
-	say_once(q, n, runner, now);
+	*say = 1;
 	return 0;
 }
 
@@ -710,7 +771,7 @@ static long look(struct rto_queue *q)
 	struct note n[RTO_STALL_NOTES];
 	int runner[RTO_STALL_NOTES], live[RTO_STALL_NOTES];
 	unsigned waiting = 0, late = 0;
-	int again = 0;
+	int again = 0, say[RTO_STALL_NOTES] = {0};
 
 	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
 		live[i] = read_note(q, i, &n[i]);
@@ -718,6 +779,14 @@ static long look(struct rto_queue *q)
 		/* A quiet note's call without a worker is done, not waiting for one. */
 		waiting += live[i] && runner[i] < 0 && !waits_input(i, &n[i]);
 		late += live[i] && !waits_input(i, &n[i]);
+	}
+	/* The verdicts first: a worker started for a call takes it at once, and it was stalled. */
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
+		if (!live[i])
+			continue;
+		int soon = judge(q, i, &n[i], runner[i], &say[i]);
+		if (soon && (!again || soon < again))
+			again = soon;
 	}
 	/*
 	 * Calls wait, and no worker will take them: one more (at most one a
@@ -730,13 +799,9 @@ static long look(struct rto_queue *q)
 		uatomic_inc(&counts.grown);
 	if (late)
 		move_starved(q);
-	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
-		if (!live[i])
-			continue;
-		int soon = judge(q, i, &n[i], runner[i]);
-		if (soon && (!again || soon < again))
-			again = soon;
-	}
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++)
+		if (say[i])
+			say_once(q, &n[i], runner[i], rto_now_ns());
 	if (waiting || again == 1) {
 		long ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
 		return ns < 1000000 ? 1000000 : ns;
@@ -776,7 +841,8 @@ void rto_stall_start(const cpu_set_t *cpus)
 	helper_cpus = *cpus;
 	memset(said, 0, sizeof(said));
 	memset(quiet, 0, sizeof(quiet));
-	memset(woke, 0, sizeof(woke));
+	memset(held, 0, sizeof(held));
+	memset(unsure, 0, sizeof(unsure));
 	memset(sites, 0, sizeof(sites));
 	rto_stall_probe_reset();
 	/*

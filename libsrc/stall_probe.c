@@ -386,7 +386,7 @@ static int ask(int what, pid_t tid, long ns, int fail)
 
 int rto_stall_probe_waits(pid_t tid, long ns)
 {
-	return ask(Q_WAITS, tid, ns, 0);
+	return ask(Q_WAITS, tid, ns, -1);
 }
 
 int rto_stall_probe_starved(pid_t tid, int *cpu, long ns)

@@ -16,7 +16,8 @@
  * 1: the worker tid sleeps interruptibly in a call that may wait for ever
  * on input or on a peer (a read of a pipe, socket, tty or other character
  * device, a FIFO's open, accept, poll, a wait for a child...).  0: anything
- * else, and when the look failed or took longer than ns.
+ * else.  -1: no answer within ns (the probe thread not started yet or
+ * not run on a loaded machine, or still inside a look at a hung file).
  */
 RTO_HIDDEN int rto_stall_probe_waits(pid_t tid, long ns);
 /*
