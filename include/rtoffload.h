@@ -99,7 +99,14 @@ struct rt_offload_stats {
 	 * (said once per site on stderr; on_stall=local ones included).
 	 */
 	uint64_t stalled;
-	uint64_t reserved[4]; /* zero; room to grow without breaking the ABI */
+	/*
+	 * Calls that waited longer than stall_us on a helper that waited for
+	 * input (a pipe, a socket, a tty, a FIFO's open, accept, poll...), as
+	 * their caller would have without the library: counted, not said, not
+	 * in stalled.
+	 */
+	uint64_t input_waits;
+	uint64_t reserved[3]; /* zero; room to grow without breaking the ABI */
 };
 
 /*

@@ -31,6 +31,7 @@
 #include "callsite.h"
 #include "transport.h"
 #include "resolver.h"
+#include "resolve.h"
 #include "helper.h"
 #include "stdio_lock.h"
 #include "signals.h"
@@ -52,6 +53,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Enough for getaddrinfo, dlopen's constructors, stdio: a few 100 KiB at most. */
@@ -843,6 +845,32 @@ int rto_helpers_grow(void)
 		return 0;
 	}
 	return -1;
+}
+
+/*
+ * Workers share one mask, all of helper_cpus, so that the kernel places
+ * each where it can run.  At a realtime priority it does so at once: a
+ * woken FIFO worker goes to the CPU of the lowest priority, and a
+ * preempted one is pushed there (the realtime push and pull).  At
+ * SCHED_OTHER (helper_priority=none, or a SCHED_OTHER caller's call
+ * under inherit) only the fair class's load balancing moves a runnable
+ * worker off a CPU that a realtime busy loop holds, and it took up to
+ * 145 ms (docs/HELPERS.md).  So the watchdog moves it: a mask without
+ * its CPU moves a queued task at once (the kernel's affinity change),
+ * and the whole mask again lets it go anywhere from there.
+ */
+int rto_helpers_move_off(pid_t tid, int cpu)
+{
+	cpu_set_t other = worker_cpus;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &other))
+		return -1;
+	CPU_CLR(cpu, &other);
+	if (CPU_COUNT(&other) == 0 ||
+	    rto_syscall(SYS_sched_setaffinity, (long)tid, sizeof(other), &other) != 0)
+		return -1;
+	rto_syscall(SYS_sched_setaffinity, (long)tid, sizeof(worker_cpus), &worker_cpus);
+	return 0;
 }
 
 int rto_helpers_start(void)

@@ -25,5 +25,10 @@ RTO_HIDDEN int rto_helpers_grow(void);
  * thread; no system call, no lock: a caller asks it on its realtime path.
  */
 RTO_HIDDEN int rto_helpers_share_cpu(int cpu);
+/*
+ * stall.c's watchdog: worker tid is runnable on cpu, which another task
+ * holds: move it to another of the helpers' CPUs (0), -1 if none.
+ */
+RTO_HIDDEN int rto_helpers_move_off(pid_t tid, int cpu);
 
 #endif /* RTO_HELPER_H */

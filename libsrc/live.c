@@ -272,12 +272,14 @@ static void copy_stalls(struct rto_live *l)
 	l->stalls_running = c.running;
 	l->stalls_taken_back = c.taken_back;
 	l->workers_grown = c.grown;
+	l->input_waits = c.input;
 	for (unsigned pos = 0;
 	     n < sizeof(l->stalled) / sizeof(l->stalled[0]) && rto_stall_next(&pos, &r); n++) {
 		snprintf(l->stalled[n].fn, sizeof(l->stalled[n].fn), "%s", r.fn);
 		l->stalled[n].tid = r.tid;
 		l->stalled[n].helper = r.helper;
 		l->stalled[n].ns = r.ns;
+		l->stalled[n].input = r.input;
 	}
 	l->nstalled = n;
 }

@@ -25,7 +25,7 @@
 #define RTO_LIVE_DIR	 "/dev/shm"
 #define RTO_LIVE_PREFIX	 "rtoffload."
 #define RTO_LIVE_MAGIC	 UINT64_C(0x315645494c4f5452) /* "RTOLIEV1" */
-#define RTO_LIVE_VERSION 2			      /* 2: stalls */
+#define RTO_LIVE_VERSION 3			      /* 2: stalls; 3: input waits */
 #define RTO_LIVE_FNS	 256
 #define RTO_LIVE_THREADS 256
 
@@ -74,12 +74,15 @@ struct rto_live {
 	struct rto_live_thread threads[RTO_LIVE_THREADS];
 	/* Stalls (stall.c): since start, and the calls stalled at this copy. */
 	uint64_t stalls, stalls_unclaimed, stalls_running, stalls_taken_back, workers_grown;
+	uint64_t input_waits; /* late calls whose helper waited for input: not stalls */
 	uint32_t nstalled;
 	struct rto_live_stall {
 		char fn[32];
 		int32_t tid;	/* the caller's */
 		int32_t helper; /* the worker running it, 0: no helper took it */
 		uint64_t ns;	/* waited so far */
+		int32_t input;	/* its helper waits for input, as its caller would have */
+		int32_t pad;
 	} stalled[16];
 };
 

@@ -25,6 +25,13 @@
  *     reads the notes itself): a call blocked for hours on a pipe costs
  *     no periodic wake-up.
  *
+ * Not every late call is a stall of the library.  A worker that waits for
+ * input (a pipe's read, a FIFO's open, accept: stall_probe.c) waits as
+ * the caller would have, and a marked thread that is not realtime waits
+ * for a helper as it would wait for its own CPU: such calls are counted
+ * and shown by the live view, and said only when they turn into a stall
+ * of a realtime caller (its worker, its input come, starved stall_us).
+ *
  * A call site here is the function, its caller thread and what held it
  * (no helper took it; a helper runs it): the caller cannot unwind its
  * stack on its realtime path, and the watchdog cannot unwind another
@@ -42,6 +49,7 @@
 #include "lifetime.h"
 #include "report.h"
 #include "real.h"
+#include "stall_probe.h"
 #include "stall.h"
 #include "signals.h"
 
@@ -60,7 +68,8 @@
 #define STALL_STACK (256 * 1024)
 
 static struct {
-	uint64_t calls, unclaimed, running, taken_back, grown;
+	/* input: noted calls whose worker waits for input (stall_probe.c), not stalls */
+	uint64_t calls, unclaimed, running, taken_back, grown, input, moved;
 } counts;
 
 /*
@@ -89,6 +98,7 @@ unsigned rto_stall_note(const struct rto_req *w, struct rto_fn *fn, uint64_t t0)
 		if ((g & 1) || uatomic_cmpxchg(&n->gen, g, g + 1) != g)
 			continue;
 		CMM_STORE_SHARED(n->tid, caller_tid());
+		CMM_STORE_SHARED(n->prio, (int32_t)w->prio);
 		CMM_STORE_SHARED(n->fn, fn);
 		CMM_STORE_SHARED(n->req, w);
 		CMM_STORE_SHARED(n->t0, t0);
@@ -120,7 +130,7 @@ void rto_stall_taken_back(void)
 
 struct note {
 	uint32_t gen;
-	int32_t tid;
+	int32_t tid, prio;
 	struct rto_fn *fn;
 	const struct rto_req *req;
 	uint64_t t0;
@@ -137,6 +147,7 @@ static int read_note(const struct rto_queue *q, unsigned i, struct note *out)
 	cmm_smp_rmb();
 	out->gen = live;
 	out->tid = CMM_LOAD_SHARED(n->tid);
+	out->prio = CMM_LOAD_SHARED(n->prio);
 	out->fn = CMM_LOAD_SHARED(n->fn);
 	out->req = CMM_LOAD_SHARED(n->req);
 	out->t0 = CMM_LOAD_SHARED(n->t0);
@@ -154,19 +165,40 @@ static int runner_of(const struct rto_queue *q, const struct rto_req *req)
 	return -1;
 }
 
+/*
+ * The watchdog's verdict on note i, for the readers (the live view):
+ * its gen while the worker running it waits for input (stall_probe.c),
+ * as its caller would have.
+ */
+static uint32_t quiet[RTO_STALL_NOTES];
+
+static int waits_input(unsigned i, const struct note *n)
+{
+	return CMM_LOAD_SHARED(quiet[i]) == n->gen;
+}
+
 void rto_stall_counts(struct rto_stall_counts *c)
 {
 	const struct rto_queue *q = rto_q;
 	struct note n;
 
-	c->calls = uatomic_read(&counts.calls);
+	/* Noted by callers, less those the watchdog found waiting for input. */
+	c->input = uatomic_read(&counts.input);
+	c->calls = uatomic_read(&counts.calls) - c->input;
 	c->unclaimed = uatomic_read(&counts.unclaimed);
 	c->running = uatomic_read(&counts.running);
 	c->taken_back = uatomic_read(&counts.taken_back);
 	c->grown = uatomic_read(&counts.grown);
-	c->now = 0;
-	for (unsigned i = 0; q && i < RTO_STALL_NOTES; i++)
-		c->now += read_note(q, i, &n);
+	c->moved = uatomic_read(&counts.moved);
+	c->now = c->input_now = 0;
+	for (unsigned i = 0; q && i < RTO_STALL_NOTES; i++) {
+		if (!read_note(q, i, &n))
+			continue;
+		if (waits_input(i, &n))
+			c->input_now++;
+		else
+			c->now++;
+	}
 }
 
 int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
@@ -184,6 +216,7 @@ int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
 			.tid = n.tid,
 			.helper = w < 0 ? 0 : CMM_LOAD_SHARED(q->running[w].tid),
 			.ns = now > n.t0 ? now - n.t0 : 0,
+			.input = waits_input(*pos, &n),
 		};
 		(*pos)++;
 		return 1;
@@ -369,6 +402,21 @@ static void thread_name(pid_t pid, pid_t tid, char *out, size_t size)
 	out[strcspn(out, "\n")] = '\0';
 }
 
+/* A worker's state letter (/proc stat), as the line says it. */
+static const char *state_name(char state)
+{
+	switch (state) {
+	case 'R':
+		return "runnable";
+	case 'S':
+		return "asleep";
+	case 'D':
+		return "uninterruptible";
+	default:
+		return "state ?";
+	}
+}
+
 /* What the helpers' CPUs and the workers are busy with. */
 static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
 {
@@ -410,6 +458,7 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
 		if (CMM_LOAD_SHARED(w->in_call) && fn) {
 			put(l, "in '%s' for ", fn->name);
 			put_ms(l, now > since ? now - since : 0);
+			put(l, " (%s)", state_name(rto_stall_task_state(tid)));
 		} else {
 			put(l, "idle");
 		}
@@ -552,50 +601,229 @@ static int all_stuck(const struct rto_queue *q, uint64_t now)
 
 static uint32_t said[RTO_STALL_NOTES]; /* the watchdog's: each note's gen it handled */
 
-/* Say the new stalls, grow if every worker is stuck; how many calls no worker took. */
-static unsigned look(struct rto_queue *q)
+/*
+ * A look at the workers' state takes a few /proc reads on the probe's
+ * thread; longer than this, and the call is taken for held up.
+ */
+#define PROBE_NS (5L * 1000 * 1000)
+/*
+ * While a call waits for input on a worker and nothing else is late,
+ * the watchdog looks this often whether its worker still waits: once
+ * the input came, a worker starved on its CPU is a stall again.  Ten
+ * light looks a second for a program that waits on its terminal for
+ * hours, off the helpers' CPUs.
+ */
+#define QUIET_LOOK_NS (100L * 1000 * 1000)
+
+/*
+ * The line, once per site, for a realtime caller's call.  A marked thread
+ * that is not realtime (mark=all marks them all) competes for its CPU
+ * like any other: on a loaded machine its calls wait 10 ms for a helper
+ * at its own SCHED_OTHER as often as it would wait for its own CPU.
+ * Said, such lines came by the dozen on the stderr of ordinary programs
+ * (head, under mark=all beside four busy loops); counted and shown only.
+ */
+static void say_once(const struct rto_queue *q, const struct note *n, int runner, uint64_t now)
+{
+	if (n->prio > 0 && first_at_site(n, runner < 0))
+		say_scanned(q, n, runner, now);
+}
+
+/* 1 the worker waits for input, 0 not, -1 no answer yet. */
+static int probe(const struct rto_queue *q, int runner)
+{
+	pid_t tid = CMM_LOAD_SHARED(q->running[runner].tid);
+
+	return tid > 0 ? rto_stall_probe_waits(tid, PROBE_NS) : 0;
+}
+
+/*
+ * A new note whose worker the probe could not look at yet (its thread
+ * not run for PROBE_NS on a loaded machine: a pipe's read under mark=all
+ * was said so) is looked at again; after this long without an answer it
+ * is taken for held up, as before the probe.
+ */
+#define UNSURE_NS (1000L * 1000 * 1000)
+static uint32_t unsure[RTO_STALL_NOTES]; /* the watchdog's: the gen of a note not judged yet */
+static uint64_t unsure_at[RTO_STALL_NOTES];
+
+/*
+ * A slot's post that a worker claimed (slot_seen moved to it) but no
+ * worker row names: taken and not started yet, or done and not yet
+ * collected by its caller (whose clear may come after a loaded
+ * machine's watchdog looks).  Neither is "no helper took it".  A queued
+ * request cannot be told so: its node is the caller's.
+ */
+static int slot_claimed(const struct rto_queue *q, const struct rto_req *req)
+{
+	for (unsigned i = 0; i < RTO_SLOTS; i++)
+		if (req == &q->slots[i].req)
+			return CMM_LOAD_SHARED(q->slot_seen[i]) ==
+			       CMM_LOAD_SHARED(q->slots[i].req.post);
+	return 0;
+}
+
+/* Note i is held up: said once it has been for stall_us (1: look again soon, 0: said). */
+static uint32_t held[RTO_STALL_NOTES]; /* the watchdog's: the gen of a note seen held up */
+static uint64_t held_at[RTO_STALL_NOTES];
+
+static int held_long(unsigned i, const struct note *n, uint64_t now)
+{
+	if (held[i] != n->gen) {
+		held[i] = n->gen;
+		held_at[i] = now;
+	}
+	return now - held_at[i] >= rto_opt.stall_us * 1000;
+}
+
+/*
+ * One note's turn.  Its verdict, once made, is final but for one case.
+ *  - no worker took it: said at once (the hog on the helpers' CPU);
+ *  - its worker waits for input as its caller would have (stall_probe.c):
+ *    quiet, counted, shown by the live view, not said;
+ *  - its worker is held up (runnable but not running, uninterruptible,
+ *    asleep on anything else): said once it is still so stall_us after
+ *    the watchdog first saw it.  The watchdog's first look may come late
+ *    on a loaded machine, when the call that waited for input is just
+ *    returning: a worker seen runnable once is not yet a stall;
+ *  - a quiet note is looked at again each turn: a worker that stopped
+ *    waiting for input but still has not published stall_us later is
+ *    held up (starved once its input came), and said then.
+ * Returns how soon to look again: 0 never for this note, 1 stall_us / 2,
+ * 2 QUIET_LOOK_NS.
+ */
+static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runner, int *say)
+{
+	int fresh = said[i] != n->gen;
+	uint64_t now = rto_now_ns();
+	/* A look long after the note (a loaded machine's watchdog): what it sees is not yet a
+	 * verdict. */
+	int late = now - n->t0 > 2 * rto_opt.stall_us * 1000;
+
+	if (!fresh && CMM_LOAD_SHARED(quiet[i]) != n->gen)
+		return 0; /* said, or counted, already */
+	if (runner < 0 && !fresh)
+		return 0; /* quiet, and its worker is done: its caller clears it */
+	if (runner < 0 && (late || slot_claimed(q, n->req)) && !held_long(i, n, now))
+		return 1; /* taken, not in a worker's row (yet, or any more); or a late look */
+	if (runner < 0) {
+		said[i] = n->gen;
+		uatomic_inc(&counts.unclaimed);
+		*say = 1;
+		return 0;
+	}
+	int waits = probe(q, runner);
+	if (waits < 0 && !fresh)
+		return 2; /* quiet as it was: look again later */
+	if (waits < 0) {
+		if (unsure[i] != n->gen) {
+			unsure[i] = n->gen;
+			unsure_at[i] = now;
+		}
+		if (now - unsure_at[i] < UNSURE_NS)
+			return 1;
+		waits = 0; /* no answer for a second: held up, as far as anyone can tell */
+	}
+	if (waits) {
+		said[i] = n->gen;
+		if (fresh) {
+			uatomic_inc(&counts.input);
+			CMM_STORE_SHARED(quiet[i], n->gen);
+		}
+		held[i] = 0;
+		return 2;
+	}
+	if (!held_long(i, n, now))
+		return 1;
+	said[i] = n->gen;
+	if (!fresh) {
+		CMM_STORE_SHARED(quiet[i], 0);
+		uatomic_dec(&counts.input); /* a stall after all */
+	}
+	uatomic_inc(&counts.running);
+	*say = 1;
+	return 0;
+}
+
+/*
+ * Several helpers' CPUs, and calls late: a worker that is runnable but
+ * not running waits for a CPU another task holds (a realtime busy loop),
+ * while another of the helpers' CPUs may be free.  The kernel moves a
+ * realtime worker itself; a SCHED_OTHER one waits for the fair class's
+ * balancing (helper.c's rto_helpers_move_off): move it.
+ */
+static void move_starved(const struct rto_queue *q)
+{
+	int cpu;
+
+	if (CPU_COUNT(&helper_cpus) < 2)
+		return;
+	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
+		const struct rto_running *w = &q->running[i];
+		pid_t tid = CMM_LOAD_SHARED(w->tid);
+		if (CMM_LOAD_SHARED(w->alive) && tid > 0 &&
+		    rto_stall_probe_starved(tid, &cpu, PROBE_NS) &&
+		    rto_helpers_move_off(tid, cpu) == 0)
+			uatomic_inc(&counts.moved);
+	}
+}
+
+/* Say the new stalls, grow if every worker is stuck; how soon to look again (0: not). */
+static long look(struct rto_queue *q)
 {
 	struct note n[RTO_STALL_NOTES];
 	int runner[RTO_STALL_NOTES], live[RTO_STALL_NOTES];
-	unsigned waiting = 0;
+	unsigned waiting = 0, late = 0;
+	int again = 0, say[RTO_STALL_NOTES] = {0};
 
 	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
 		live[i] = read_note(q, i, &n[i]);
 		runner[i] = live[i] ? runner_of(q, n[i].req) : -1;
-		waiting += live[i] && runner[i] < 0;
+		/* A quiet note's call without a worker is done, not waiting for one. */
+		waiting += live[i] && runner[i] < 0 && !waits_input(i, &n[i]);
+		late += live[i] && !waits_input(i, &n[i]);
+	}
+	/* The verdicts first: a worker started for a call takes it at once, and it was stalled. */
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
+		if (!live[i])
+			continue;
+		int soon = judge(q, i, &n[i], runner[i], &say[i]);
+		if (soon && (!again || soon < again))
+			again = soon;
 	}
 	/*
 	 * Calls wait, and no worker will take them: one more (at most one a
 	 * look), before the lines: a scan of /proc may take long on a loaded
-	 * machine, and the waiting call must not wait for it.
+	 * machine, and the waiting call must not wait for it.  Workers that
+	 * wait for input are stuck too: a reader of a pipe must not hold up
+	 * another thread's write.
 	 */
 	if (waiting && all_stuck(q, rto_now_ns()) && rto_helpers_grow() == 0)
 		uatomic_inc(&counts.grown);
-	for (unsigned i = 0; i < RTO_STALL_NOTES; i++) {
-		if (!live[i] || said[i] == n[i].gen)
-			continue;
-		said[i] = n[i].gen;
-		uatomic_inc(runner[i] < 0 ? &counts.unclaimed : &counts.running);
-		if (first_at_site(&n[i], runner[i] < 0))
-			say_scanned(q, &n[i], runner[i], rto_now_ns());
+	if (late)
+		move_starved(q);
+	for (unsigned i = 0; i < RTO_STALL_NOTES; i++)
+		if (say[i])
+			say_once(q, &n[i], runner[i], rto_now_ns());
+	if (waiting || again == 1) {
+		long ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
+		return ns < 1000000 ? 1000000 : ns;
 	}
-	return waiting;
+	return again ? QUIET_LOOK_NS : 0;
 }
 
 static void *watchdog(void *arg)
 {
 	struct rto_queue *q = rto_q;
-	long poll_ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
 
 	(void)arg;
 	rto_signal_own_thread_init(); /* cred_mirror.c's signal: its futex waits only wake */
 	watchdog_tid = (pid_t)rto_syscall(SYS_gettid);
-	if (poll_ns < 1000000)
-		poll_ns = 1000000;
 	for (;;) {
 		uint32_t seq = CMM_LOAD_SHARED(q->stall_seq);
-		if (look(q))
-			rto_futex_wait_ns(&q->stall_seq, seq, poll_ns);
+		long ns = look(q);
+		if (ns)
+			rto_futex_wait_ns(&q->stall_seq, seq, ns);
 		else
 			rto_futex_wait(&q->stall_seq, seq);
 	}
@@ -616,7 +844,11 @@ void rto_stall_start(const cpu_set_t *cpus)
 		tid_offset = d[2];
 	helper_cpus = *cpus;
 	memset(said, 0, sizeof(said));
+	memset(quiet, 0, sizeof(quiet));
+	memset(held, 0, sizeof(held));
+	memset(unsure, 0, sizeof(unsure));
 	memset(sites, 0, sizeof(sites));
+	rto_stall_probe_reset();
 	/*
 	 * SCHED_OTHER, not the starting thread's realtime policy, and off
 	 * the helpers' CPUs when there are others (usually the realtime

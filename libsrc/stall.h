@@ -35,7 +35,14 @@ struct rto_stall_counts {
 	uint64_t running;    /* ... of which a helper was running */
 	uint64_t taken_back; /* ... of which their caller ran (on_stall=local) */
 	uint64_t grown;	     /* workers started beyond workers= */
-	uint32_t now;	     /* calls stalled right now */
+	uint64_t moved;	     /* workers moved off a CPU another task held (several CPUs) */
+	/*
+	 * Calls late on a worker that waits for input, as the caller would
+	 * have (stall_probe.c): not stalls of the library, not in calls.
+	 */
+	uint64_t input;
+	uint32_t now;	    /* calls stalled right now */
+	uint32_t input_now; /* ... and waiting for input on a worker right now */
 };
 RTO_HIDDEN void rto_stall_counts(struct rto_stall_counts *c);
 /* The calls stalled now, for the live view: the one after *pos (start at 0). */
@@ -44,6 +51,7 @@ struct rto_stall_row {
 	int32_t tid;	/* the caller's */
 	int32_t helper; /* the worker running it, 0: none has taken it */
 	uint64_t ns;	/* how long it has waited so far */
+	int input;	/* its worker waits for input (not a stall of the library) */
 };
 RTO_HIDDEN int rto_stall_next(unsigned *pos, struct rto_stall_row *row);
 

@@ -426,6 +426,7 @@ int rto_stats_get(struct rt_offload_stats *out)
 	struct rto_stall_counts sc;
 	rto_stall_counts(&sc);
 	out->stalled = sc.calls;
+	out->input_waits = sc.input;
 	return 0;
 }
 
@@ -696,13 +697,15 @@ static void write_stall_counts(struct out *o)
 	struct rto_stall_counts c;
 
 	rto_stall_counts(&c);
-	if (!c.calls && !c.grown)
+	if (!c.calls && !c.grown && !c.input && !c.moved)
 		return;
 	out_printf(o,
 		   "stalls: %lu calls waited over stall_us=%lu (%lu not taken by a helper, %lu "
-		   "running on one, %lu taken back by their caller), %lu workers added\n",
+		   "running on one, %lu taken back by their caller), %lu workers added, %lu "
+		   "moved off a busy CPU; %lu calls waited for input on a helper as their caller "
+		   "would have (not stalls)\n",
 		   c.calls, (unsigned long)rto_opt.stall_us, c.unclaimed, c.running, c.taken_back,
-		   c.grown);
+		   c.grown, c.moved, c.input);
 }
 
 static void write_json_stalls(struct out *o)
@@ -712,8 +715,10 @@ static void write_json_stalls(struct out *o)
 	rto_stall_counts(&c);
 	out_printf(o,
 		   ",\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,"
-		   "\"taken_back\":%lu,\"workers_added\":%lu,\"now\":%u}",
-		   c.calls, c.unclaimed, c.running, c.taken_back, c.grown, c.now);
+		   "\"taken_back\":%lu,\"workers_added\":%lu,\"now\":%u,\"input\":%lu,"
+		   "\"input_now\":%u,\"workers_moved\":%lu}",
+		   c.calls, c.unclaimed, c.running, c.taken_back, c.grown, c.now, c.input,
+		   c.input_now, c.moved);
 }
 
 static void write_table(struct out *o)

@@ -182,6 +182,7 @@ struct rto_queue {
 		uint32_t gen;  /* odd: a caller holds the note; even: free */
 		uint32_t live; /* gen once the fields below are written, 0 while they are not */
 		int32_t tid;   /* the caller's (0: unknown) */
+		int32_t prio;  /* the caller's realtime priority (0: not a realtime thread) */
 		struct rto_fn *fn;
 		const struct rto_req *req; /* the request a worker runs: its slot's, or its own */
 		uint64_t t0;		   /* the call's start, rto_now_ns() */

@@ -125,16 +125,19 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 		(unsigned long)l->minor, (unsigned long)l->major, eol);
 	fprintf(o,
 		"stalls: %lu calls waited over stall_us (%lu not taken by a helper, %lu running "
-		"on one, %lu taken back), %lu workers added%s",
+		"on one, %lu taken back), %lu workers added; %lu waited for input on a helper%s",
 		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
 		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
-		(unsigned long)l->workers_grown, eol);
+		(unsigned long)l->workers_grown, (unsigned long)l->input_waits, eol);
 	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
 	     i++) {
 		const struct rto_live_stall *st = &l->stalled[i];
-		fprintf(o, "  STALLED %-18.32s thread %d, %.1f ms so far, ", st->fn, (int)st->tid,
+		fprintf(o, "  %s %-18.32s thread %d, %.1f ms so far, ",
+			st->input ? "WAITING" : "STALLED", st->fn, (int)st->tid,
 			(double)st->ns / 1e6);
-		if (st->helper)
+		if (st->input)
+			fprintf(o, "helper tid %d waits for input%s", (int)st->helper, eol);
+		else if (st->helper)
 			fprintf(o, "running on helper tid %d%s", (int)st->helper, eol);
 		else
 			fprintf(o, "no helper took it%s", eol);
@@ -203,18 +206,19 @@ static void print_json(FILE *o, const struct rto_live *l, int fresh)
 		(unsigned long)l->ring_cap, (unsigned)l->rings);
 	fprintf(o,
 		"\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,\"taken_back\":%lu,"
-		"\"workers_added\":%lu,\"now\":[",
+		"\"workers_added\":%lu,\"input\":%lu,\"now\":[",
 		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
 		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
-		(unsigned long)l->workers_grown);
+		(unsigned long)l->workers_grown, (unsigned long)l->input_waits);
 	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
 	     i++) {
 		char fn[33];
 		snprintf(fn, sizeof(fn), "%s", l->stalled[i].fn);
 		fprintf(o, "%s{\"fn\":", i ? "," : "");
 		json_str(o, fn);
-		fprintf(o, ",\"tid\":%d,\"helper\":%d,\"ns\":%lu}", (int)l->stalled[i].tid,
-			(int)l->stalled[i].helper, (unsigned long)l->stalled[i].ns);
+		fprintf(o, ",\"tid\":%d,\"helper\":%d,\"ns\":%lu,\"input\":%d}",
+			(int)l->stalled[i].tid, (int)l->stalled[i].helper,
+			(unsigned long)l->stalled[i].ns, (int)l->stalled[i].input);
 	}
 	fprintf(o, "]}}\n");
 }

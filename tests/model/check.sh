@@ -55,7 +55,12 @@ fi
 run() {
 	local name=$1 kind=$2 hunt=$3
 	shift 3
-	local dir=$work/$name live=() cflags=(-DSAFETY) flags=()
+	local dir=$work/$name live=() cflags=(-DSAFETY) flags=() opt=-O2 defs=()
+	# -O0 among the defines: a small search, where gcc -O2's 4 s outweigh what it saves.
+	for d in "$@"; do
+		if [ "$d" = -O0 ]; then opt=-O0; else defs+=("$d"); fi
+	done
+	set -- "${defs[@]}"
 	mkdir -p "$dir"
 	cp "$model" "$dir/"
 	[ "$kind" != safety ] && live=(-DLIVE)
@@ -73,7 +78,7 @@ run() {
 		cd "$dir"
 		spin -a "${live[@]}" "$@" handoff.pml >spin.log 2>&1 ||
 			{ cat spin.log >&2; exit 1; }
-		gcc -w -O2 -DNOCLAIM "${cflags[@]}" -o pan pan.c || exit 1
+		gcc -w "$opt" -DNOCLAIM "${cflags[@]}" -o pan pan.c || exit 1
 		start=$(date +%s.%N)
 		if [ "$hunt" != 0 ]; then
 			timeout 60 ./pan -m"$depth" "${flags[@]}" >pan.log 2>&1 || true
@@ -101,10 +106,13 @@ complete() {
 failed=0
 
 # ---- the model as the code has it ------------------------------------------------
-# NAME KIND DEFINES: 2 callers, 2 workers, 2 requests each (R=1: one each).
-# Caller 0 goes by its slot, caller 1 through the queue; a signal handler
-# without SA_RESTART runs on caller 0 (NO_SIGNALS: not), caller 1 is
-# cancelled (NO_CANCEL: not).  README.md, "Runs", says why these.
+# NAME KIND DEFINES: 2 callers, 2 workers, 2 requests each (R=1: one each;
+# R1: caller 1's, if fewer).  Caller 0 goes by its slot, caller 1 through
+# the queue; a signal handler without SA_RESTART runs on caller 0
+# (NO_SIGNALS: not), caller 1 is cancelled (NO_CANCEL: not); TAKEBACK:
+# caller 0 takes back a post (on_stall=local); GROW: workers=1 and an extra
+# worker, caller 0's first call blocks for good.  README.md, "Runs", says
+# why these.
 while [ $normal = 1 ] && read -r name kind defs; do
 	# shellcheck disable=SC2086 # defs: several words
 	if ! out=$(run "$name" "$kind" 0 $defs); then
@@ -129,6 +137,9 @@ done <<'EOF'
 kick end -DNO_CANCEL
 cancel end -DNO_SIGNALS
 timers cycles -DR=1
+takeback end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1
+takeback_reuse end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR1=0 -O0
+grow end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
 EOF
 
 # ---- the seeded bugs (README.md, "Mutants") ---------------------------------------
@@ -165,6 +176,8 @@ MUT_NO_KICKING_HOLD end -DNO_CANCEL
 MUT_KICK_STORE cycles -DNO_CANCEL
 MUT_REQ_CLEAR_LATE end -DNO_CANCEL
 MUT_NO_TAKE_KICK end -DNO_CANCEL
+MUT_TAKE_NO_CAS end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1 -O0
+MUT_NO_SLEEPER_WAKE end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
 EOF
 fi
 

@@ -21,18 +21,32 @@
  *           caller must never need it), one call may block until kicked;
  *           check.sh asks for valid end states and no cycle at all (P2);
  *           otherwise the workers' long waits may end too (asserts only)
- *   NO_SIGNALS, NO_CANCEL, R, ROUTES_ANY: the run's configuration (README)
+ *   NO_SIGNALS, NO_CANCEL, R, R1, ROUTES_ANY: the run's configuration (README)
+ *   TAKEBACK  on_stall=local: caller 0's stall timer fires once, at any
+ *           point of its wait, and it takes back a post no worker claimed
+ *   GROW    workers=1, workers_max=2: worker 1 is an extra one, started by
+ *           the watchdog when worker 0 is inside a call and requests wait,
+ *           gone when it stays idle; caller 0's first call blocks for good
+ *           (a FIFO nobody writes, never kicked) and caller 1 must still
+ *           be served
  *   MUT_*   one seeded bug each (README.md, "Mutants")
  * Properties: P1 every request runs exactly once; P2 (LIVE) every caller
  * returns while a worker can run; P3 a request's memory (a slot, a stack
  * frame) is never reused while a worker holds its request; P4 a kick only
- * interrupts the call it was meant for.
+ * interrupts the call it was meant for; P5 (TAKEBACK) a taken-back
+ * request never runs on a helper (and, by P1, runs exactly once).
  */
 
 #define C 2 /* callers: marked threads */
 #define W 2 /* workers: helper threads */
 #ifndef R
 #define R 2 /* requests per caller */
+#endif
+/* R1: caller 1's requests, if fewer (the take-back run: caller 0 is the one that takes back). */
+#ifdef R1
+#define REQS(c) (c == 1 -> R1 : R)
+#else
+#define REQS(c) R
 #endif
 #define NONE 255
 
@@ -81,6 +95,16 @@ bool forever_used;   /* LIVE: at most one call blocks for ever */
 /* Caller 0 meets one signal handler without SA_RESTART, caller 1 one pthread_cancel(). */
 bool sigbudget[C];
 bool cancelbudget[C];
+bool stallbudget[C];	/* TAKEBACK: its stall_us passes once (transport.c stall_passed) */
+bool taken[C * R + 1];	/* P5: request c R + k was taken back by its caller */
+bool alive[W];		/* GROW: q->running[w].alive (worker 0 always) */
+
+/* GROW: workers= is 1, and worker 1 comes and goes (helper.c rto_helpers_grow). */
+#ifdef GROW
+#define WORKERS 1
+#else
+#define WORKERS 2
+#endif
 
 #ifdef MUT_NO_KICKING_HOLD
 #define MUT_HOLD_OFF 1 /* publish() replaces KICKING too */
@@ -215,10 +239,10 @@ inline kick()
 proctype caller(byte c)
 {
 	byte k = 1, s, t, id;
-	bool interrupting, fin;
+	bool interrupting, fin, took;
 
 	do
-	:: k > R -> break
+	:: k > REQS(c) -> break
 	:: else ->
 		/* rto_offload(): the request, written into its location, then handed over */
 		atomic {
@@ -292,6 +316,34 @@ proctype caller(byte c)
 		   :: interrupting -> kick()
 		   :: else -> skip
 		   fi;
+#ifdef TAKEBACK
+		   /*
+		    * stall_passed(): stall_us passed; with on_stall=local, a slot's
+		    * post no worker claimed is taken back (rto_slot_take_back: a
+		    * load of seen, then the compare-and-swap a worker claims with).
+		    */
+		   if
+		   :: stallbudget[c] ->
+			atomic { stallbudget[c] = 0; t = seen[c] };
+			atomic {
+#ifdef MUT_TAKE_NO_CAS
+				took = (t != post[c]);
+#else
+				took = (t != post[c] && seen[c] == t);
+#endif
+				if
+				:: took -> seen[c] = post[c]
+				:: else -> skip
+				fi;
+				t = 0
+			};
+			if
+			:: took -> goto takenback
+			:: else -> skip
+			fi
+		   :: else -> skip
+		   fi;
+#endif
 		   if
 		   :: s == WAITING || s == KICKED ->
 			/* wait_state(): FUTEX_WAIT, timed (1 ms) while interrupting */
@@ -304,10 +356,25 @@ proctype caller(byte c)
 			:: cancelbudget[c] -> /* asynchronous cancellation, around the wait */
 				atomic { fw[c] = 0; cancelbudget[c] = 0 };
 				goto abandon
+#ifdef GROW
+			:: forever[c] -> /* its call blocks for good: so does it, and nothing else */
+				fw[c] = 0;
+				goto finish_blocked
+#endif
 			fi
 		   :: else -> skip
 		   fi
 		od;
+#ifdef TAKEBACK
+		goto collect;
+takenback:	/* run_taken_back(): DONE first, then the call, on the caller */
+		atomic {
+			state[c] = DONE;
+			ran[id]++;
+			taken[id] = 1;
+			assert(ran[id] == 1) /* P1 */
+		};
+#endif
 collect:	/* DONE: rto_slot_collect(), the result is the caller's */
 		atomic {
 			assert(ran[id] == 1);	 /* P1 */
@@ -343,6 +410,14 @@ abandon: /* abandon(): kick until DONE, waiting 1 ms between kicks */
 	assert(holding[c] == 0); /* P3: the unwinding may free it, its slot is released */
 finish:
 	ret[c] = 1
+#ifdef GROW
+	;
+	goto end_caller;
+finish_blocked:
+	skip;
+end_caller:
+	skip
+#endif
 }
 
 /* ---- the worker: helper.c ----------------------------------------------- */
@@ -456,10 +531,17 @@ top:
 		g = body[c];
 		id = c * R + g;
 		assert(state[c] != DONE); /* P1, P3: the request it claimed, still live */
+		assert(!taken[id]);	  /* P5 */
 		ran[id]++;
 		assert(ran[id] == 1); /* P1 */
 		blockf = 0;
-#ifdef LIVE
+#ifdef GROW
+		/* Caller 0's first call blocks for good: never kicked (issue 29: a FIFO's open). */
+		if
+		:: !forever_used && c == 0 -> forever_used = 1; forever[c] = 1; blockf = 1
+		:: else -> skip
+		fi
+#elif defined(LIVE)
 		/* One call in the whole run blocks until kicked (issue 29: a FIFO nobody writes). */
 		if
 		:: !forever_used && (sigbudget[c] || cancelbudget[c]) -> /* it will be kicked */
@@ -468,6 +550,7 @@ top:
 		fi
 #endif
 	};
+end_call: /* a call that blocks for good (GROW) ends here; its caller's state says if it may */
 	if
 	:: !blockf -> /* the call returns by itself */
 #ifndef MUT_REQ_CLEAR_LATE
@@ -488,8 +571,6 @@ top:
 		skip
 #endif
 	fi;
-	/* Hook, issue 29 item 3 (not built): a worker inside a call for longer than
-	 * stall_us, with requests waiting, has a helper start another worker. */
 
 	/* publish(): any state but KICKING -> DONE */
 	do
@@ -568,7 +649,6 @@ poll:	/*
 	:: else -> i = 0
 	fi;
 	/* idle(): the sleep, untimed (timed for worker 0's lifetime watch and async retries) */
-	/* Hook, issue 29 item 3 (not built): an extra worker that stays idle exits here. */
 	SLEEP_PREPARE;
 	if
 	:: nowork ->
@@ -577,20 +657,52 @@ poll:	/*
 end_sleep:	if
 		:: atomic { !fw[C + w] -> awake++; sleepers--; nowork = 0 }
 		:: atomic { WORKER_TIMEOUT -> fw[C + w] = 0; awake++; sleepers--; nowork = 0 }
+#ifdef GROW
+		/*
+		 * An extra worker's idle wait (2 s) ran out unwoken: sleepers--
+		 * (a full barrier), then the last look; no work: it goes, still
+		 * counted not awake.  Its timer may run out at any time, but
+		 * never while a request waits: no caller may depend on a
+		 * worker's long wait (a request posted right after it ran out
+		 * is the race the last look is for).
+		 */
+		:: atomic { w >= WORKERS && !HAS_WORK -> fw[C + w] = 0; sleepers-- };
+			atomic {
+				if
+#ifndef MUT_EXIT_NO_RECHECK
+				:: !HAS_WORK -> alive[w] = 0; goto end_gone
+				:: else -> sleepers++
+#else
+				:: alive[w] = 0; goto end_gone
+#endif
+				fi
+			};
+			atomic { awake++; sleepers--; nowork = 0 }
+#endif
 		fi
 	:: else ->
 		atomic { bumped[w] = 0; window[w] = 0; awake++; sleepers--; nowork = 0 }
 	fi;
-	goto top
+	goto top;
+end_gone:
+	skip
 }
 
+#ifdef GROW
 /*
- * Hook, issue 29 item 2 (not built): with on_stall=local a caller whose
- * request no worker claimed within stall_us takes it back, atomically
- * against a worker's claim (for a slot: the same compare-and-swap of
- * seen; for the queue: a claim word), and runs it itself.  A property to
- * add then: a taken-back request never runs on a helper.
+ * stall.c's watchdog: calls wait (a caller noted its call past stall_us)
+ * and every worker alive has been inside a call for longer than that:
+ * rto_helpers_grow() starts one more, in a free row.  stall_us is long
+ * against the work: it fires only when nothing else can move.
  */
+proctype watchdog()
+{
+end_watch:
+	do
+	:: atomic { timeout && HAS_WORK && !alive[1] && running[0] != 0 -> alive[1] = 1; run worker(1) }
+	od
+}
+#endif
 
 init
 {
@@ -601,9 +713,18 @@ init
 #ifndef NO_CANCEL
 		cancelbudget[1] = 1;
 #endif
+#ifdef TAKEBACK
+		stallbudget[0] = 1; /* by its slot: the take-back's route */
+#endif
+		alive[0] = 1;
 		run caller(0);
 		run caller(1);
 		run worker(0);
+#ifdef GROW
+		run watchdog()
+#else
+		alive[1] = 1;
 		run worker(1)
+#endif
 	}
 }
