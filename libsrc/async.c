@@ -63,6 +63,7 @@
 #include "report.h"
 #include "real.h"
 #include "route_state.h"
+#include "trace.h"
 
 #include "rtoffload.h"
 
@@ -541,6 +542,7 @@ void rto_async_abort(void)
 
 	rto_route_go_direct(); /* and never resumed: abort() does not return */
 	drain_at_abort();
+	rto_trace_at_abort(); /* trace_file=: complete at abort() too */
 	errno = saved;
 	RTO_HAND_REAL(abort)();
 	__builtin_unreachable();

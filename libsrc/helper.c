@@ -39,6 +39,7 @@
 #include "real.h"
 #include "lifetime.h"
 #include "rto_malloc.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -635,6 +636,7 @@ static void *worker_main(void *arg)
 	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 1);
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
+	rto_trace_helper_started(rto_helper_index, rto_signal_worker_tid()); /* trace.c */
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
@@ -642,6 +644,7 @@ static void *worker_main(void *arg)
 				free_deferred(q);
 				rto_pool_events_flush(0);
 			}
+			rto_trace_helper_idle(); /* trace_file=: the rings to the file */
 			if (idle(q))
 				break;
 			check_cpu();
@@ -651,7 +654,10 @@ static void *worker_main(void *arg)
 		uint16_t key = r->key;
 		uint32_t t0 = r->t0;
 		int burst = r->flags & RTO_RQ_BURST, prio = r->prio;
+		const struct rto_fn *fn = r->fn;   /* trace.c */
+		uint64_t traced = rto_trace_now(); /* trace.c */
 		execute(r);
+		rto_trace_exec(fn, traced, key, t0); /* trace.c */
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			learn(q, key, t0, burst, prio);
 	}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * trace.c: the offloads on a timeline.  trace_file=PATH writes Chrome
+ * trace-event JSON (ui.perfetto.dev, chrome://tracing) from per-thread
+ * rings a helper drains; trace=lttng hands the same events to an LTTng-UST
+ * provider (librtoffload-lttng.so, dlopen'ed only then).
+ *
+ * Concurrency:
+ *   rto_trace_offload(), rto_trace_point(), rto_trace_trap()   the caller's
+ *        path: off, one load and a branch; on, a vDSO clock read and a few
+ *        stores into the thread's own ring (single producer, no lock, no
+ *        system call, no allocation); a full ring drops and counts
+ *   rto_trace_exec(), rto_trace_now()   a helper, around a request
+ *   rto_trace_thread_marked()   at a mark (the thread's own, or mark='s
+ *        from another thread): allocates the thread's ring there
+ *   rto_trace_helper_started(), rto_trace_helper_idle()   a helper: its
+ *        ring; an idle helper drains the rings to the file
+ *   rto_trace_init(), rto_trace_at_exit(), rto_trace_at_abort()   the
+ *        constructor, the end of the process (init.c), abort() (async.c)
+ */
+#ifndef RTO_TRACE_H
+#define RTO_TRACE_H
+
+#include "rto_base.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rto_fn;
+struct rto_thread;
+
+/* What a ring's event is (trace.c writes it as JSON, trace_lttng.c as a tracepoint). */
+enum rto_trace_kind {
+	RTO_TR_OFFLOAD = 1, /* caller: t0..t1 waiting for its request */
+	RTO_TR_TAKEN,	    /* caller: on_stall=local took its request back and ran it */
+	RTO_TR_EXEC,	    /* helper: t0..t1 running a request */
+	RTO_TR_LOCAL,	    /* caller: run here (short, by descriptor, local handling) */
+	RTO_TR_DENIED,	    /* caller: refused (strict) */
+	RTO_TR_FALLBACK,    /* caller: no helper could start, run here */
+	RTO_TR_TRAP,	    /* caller: a trapped system call, t0..t1, and its table handling */
+};
+
+#define RTO_TRACE_FILE	1 /* rto_trace_on: trace_file= */
+#define RTO_TRACE_LTTNG 2 /* trace=lttng, and the provider loaded */
+
+/* Set in the constructor, before any thread is marked; cleared at the end. */
+RTO_HIDDEN extern int rto_trace_on;
+
+RTO_HIDDEN void rto_trace_init(void);
+RTO_HIDDEN void rto_trace_thread_marked(struct rto_thread *t, pid_t tid);
+RTO_HIDDEN void rto_trace_helper_started(unsigned index, pid_t tid);
+RTO_HIDDEN void rto_trace_helper_idle(void);
+RTO_HIDDEN void rto_trace_at_exit(void);
+RTO_HIDDEN void rto_trace_at_abort(void);
+
+RTO_HIDDEN void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t t0,
+			      uint64_t t1, uint32_t arg, uint16_t key);
+RTO_HIDDEN uint64_t rto_trace_clock(void);
+
+/* The caller's offload of fn, from t0 to t1 (taken: on_stall=local ran it here). */
+static inline void rto_trace_offload(const struct rto_fn *fn, uint64_t t0, uint64_t t1, int taken,
+				     uint16_t key)
+{
+	if (RTO_UNLIKELY(rto_trace_on))
+		rto_trace_put(taken ? RTO_TR_TAKEN : RTO_TR_OFFLOAD, fn, NULL, t0, t1, 0, key);
+}
+
+/* An instant of the caller's: RTO_TR_LOCAL, RTO_TR_DENIED, RTO_TR_FALLBACK. */
+static inline void rto_trace_point(int kind, const struct rto_fn *fn)
+{
+	if (RTO_UNLIKELY(rto_trace_on))
+		rto_trace_put(kind, fn, NULL, 0, 0, 0, 0);
+}
+
+/* The clock at a request's start on a helper, or at a trap; 0 when tracing is off. */
+static inline uint64_t rto_trace_now(void)
+{
+	return RTO_UNLIKELY(rto_trace_on) ? rto_trace_clock() : 0;
+}
+
+/* A helper ran fn from begin until now: the request of (key, t0) of its caller. */
+static inline void rto_trace_exec(const struct rto_fn *fn, uint64_t begin, uint16_t key,
+				  uint32_t t0)
+{
+	if (RTO_UNLIKELY(rto_trace_on) && begin)
+		rto_trace_put(RTO_TR_EXEC, fn, NULL, begin, 0, t0, key);
+}
+
+/* A trapped system call named name, from begin until now, with its table's handling. */
+static inline void rto_trace_trap(const char *name, uint64_t begin, int handling)
+{
+	if (RTO_UNLIKELY(rto_trace_on) && begin)
+		rto_trace_put(RTO_TR_TRAP, NULL, name, begin, 0, (uint32_t)handling, 0);
+}
+
+#endif /* RTO_TRACE_H */

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * trace_file= (issue 33): a marked periodic loop (trace_child.c) traced
+ * to Chrome trace-event JSON, checked by check_trace.py:
+ *  - the file parses as written, every slice has its duration, every
+ *    flow start its finish, every track its name, and the counts match
+ *    the statistics (stats_file): the loop's offloaded writes as slices
+ *    on its track and on the helpers', its sleeps as local instants;
+ *  - with tracing on, the loop's wrapped calls make no system call but
+ *    futex (the seccomp witness on its thread);
+ *  - abort() after the loop still leaves a complete file;
+ *  - a ring too small drops events, counts them in the file, and the
+ *    loop runs all its cycles.
+ */
+#include "harness.h"
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define CYCLES "300"
+
+static void run_traced(struct proc *p, const char *dir, const char *extra, const char *args2,
+		       const char *args3)
+{
+	char trace[PATH_MAX], stats[PATH_MAX], opts[3 * PATH_MAX], env0[3 * PATH_MAX + 32];
+
+	path_join(trace, dir, "t.json");
+	path_join(stats, dir, "s.json");
+	cr_assert(snprintf(opts, sizeof(opts), "fd_local=none:trace_file=%s:stats_file=%s%s", trace,
+			   stats, extra) < (int)sizeof(opts));
+	snprintf(env0, sizeof(env0), "RTOFFLOAD_OPTIONS=%s", opts);
+	char *env[] = {env0, NULL};
+	char *argv[] = {TRACE_CHILD, CYCLES, (char *)args2, (char *)args3, NULL};
+	cr_assert_eq(run_proc(argv, env, p), 0);
+}
+
+static void check(const char *dir, const char *const *more)
+{
+	char trace[PATH_MAX], buf[64];
+	char *argv[12] = {"python3", CHECK_TRACE};
+	int n = 2;
+	struct proc p;
+
+	path_join(trace, dir, "t.json");
+	argv[n++] = trace;
+	for (; *more && n < 11; more++)
+		argv[n++] = (char *)*more;
+	argv[n] = NULL;
+	cr_assert_eq(run_proc(argv, NULL, &p), 0);
+	cr_assert_eq(p.status, 0, "check_trace.py %s:\n%s%s",
+		     status_str(p.status, buf, sizeof(buf)), p.out, p.err);
+}
+
+Test(trace, file_parses_and_counts_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, "", NULL, NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	cr_assert_eq(kv(p.out, "cycles", -1), 300, "%s", p.out);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, NULL});
+	tmp_remove(dir);
+}
+
+Test(trace, caller_path_makes_no_system_call_with_tracing_on, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, "", "witness", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	cr_assert_eq(kv(p.out, "installed", 0), 1, "the witness filter: %s", p.out);
+	cr_assert_eq(kv(p.out, "bad_writes", -1), 0, "%s", p.out);
+	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0,
+		     "the loop's calls made system calls other than futex (the last: %ld): %s",
+		     kv(p.out, "other_nr", -1), p.out);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, NULL});
+	tmp_remove(dir);
+}
+
+Test(trace, abort_leaves_a_complete_file, .timeout = 120)
+{
+	char dir[PATH_MAX], writes[32], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, "", "abort", NULL);
+	cr_assert(WIFSIGNALED(p.status) && WTERMSIG(p.status) == SIGABRT,
+		  "trace_child should die by SIGABRT, %s:\n%s%s",
+		  status_str(p.status, buf, sizeof(buf)), p.out, p.err);
+	/* No statistics at abort(): the loop's own count of its writes. */
+	snprintf(writes, sizeof(writes), "%ld", kv(p.out, "writes", -1));
+	check(dir, (const char *const[]){"--writes", writes, NULL});
+	tmp_remove(dir);
+}
+
+Test(trace, full_ring_drops_and_counts, .timeout = 120)
+{
+	char dir[PATH_MAX], writes[32], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	/* 128 events a thread: a 100 ms drain interval holds 400 of the loop's. */
+	run_traced(&p, dir, ":trace_ring_kb=4", NULL, NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	cr_assert_eq(kv(p.out, "writes", -1), 300, "%s", p.out);
+	snprintf(writes, sizeof(writes), "%ld", kv(p.out, "writes", -1));
+	check(dir, (const char *const[]){"--drops", "--writes", writes, NULL});
+	tmp_remove(dir);
+}
