@@ -654,8 +654,8 @@ static void *worker_main(void *arg)
 		uint16_t key = r->key;
 		uint32_t t0 = r->t0;
 		int burst = r->flags & RTO_RQ_BURST, prio = r->prio;
-		const struct rto_fn *fn = r->fn;   /* trace.c */
-		uint64_t traced = rto_trace_now(); /* trace.c */
+		const struct rto_fn *fn = r->fn;		/* trace.c */
+		uint64_t traced = rto_trace_begin(fn, key, t0); /* trace.c */
 		execute(r);
 		rto_trace_exec(fn, traced, key, t0); /* trace.c */
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)

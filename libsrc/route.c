@@ -114,6 +114,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	uint64_t t0 = rto_now_ns();
 	if (t0 - rto_self.offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
+	rto_trace_request(fn, t0, rto_req_key(&rto_self)); /* trace=lttng */
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;
 	rto_self.offload_end = end;

@@ -34,6 +34,7 @@
 #include "futex.h"
 #include "report.h"
 #include "real.h"
+#include "route_state.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -92,6 +93,7 @@ static size_t out_n;
 /* trace=lttng: the provider's one entry (trace_lttng.c). */
 static void (*lttng_event)(int kind, const char *name, uint64_t t0, uint64_t t1, uint32_t arg,
 			   uint16_t key);
+static void (*lttng_thread)(void);
 
 uint64_t rto_trace_clock(void)
 {
@@ -130,6 +132,13 @@ static struct ring *make_ring(const void *owner, pid_t tid, int helper)
 
 void rto_trace_thread_marked(struct rto_thread *t, pid_t tid)
 {
+	/*
+	 * LTTng-UST registers a thread with its RCU at its first event, under
+	 * a mutex: here, not on the caller's path.  A thread marked by mark=
+	 * from another one registers at its first event after all.
+	 */
+	if ((rto_trace_on & RTO_TRACE_LTTNG) && t == &rto_self)
+		lttng_thread();
 	if (!(rto_trace_on & RTO_TRACE_FILE) || (t == &rto_self && my_ring))
 		return;
 	if (!tid)
@@ -143,6 +152,8 @@ void rto_trace_thread_marked(struct rto_thread *t, pid_t tid)
 
 void rto_trace_helper_started(unsigned index, pid_t tid)
 {
+	if (rto_trace_on & RTO_TRACE_LTTNG)
+		lttng_thread();
 	if (!(rto_trace_on & RTO_TRACE_FILE))
 		return;
 	rto_mutex_lock(&make_lock);
@@ -187,9 +198,13 @@ void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t
 		t0 = rto_now_ns();
 	else if (!t1 && (kind == RTO_TR_EXEC || kind == RTO_TR_TRAP))
 		t1 = rto_now_ns();
-	if (on & RTO_TRACE_LTTNG)
+	if (on & RTO_TRACE_LTTNG) {
+		/* What LTTng-UST calls (a mutex at a thread's first event) runs directly. */
+		unsigned char was = rto_route_go_direct();
 		lttng_event(kind, fn ? fn->name : name, t0, t1, arg, key);
-	if (on & RTO_TRACE_FILE) {
+		rto_route_resume(was);
+	}
+	if ((on & RTO_TRACE_FILE) && kind != RTO_TR_REQUEST && kind != RTO_TR_EXEC_BEGIN) {
 		struct ev e = {.t0 = t0,
 			       .t1 = t1,
 			       .what = fn ? (const void *)fn : name,
@@ -518,13 +533,15 @@ static void load_lttng(void)
 	}
 	void *h = rto_real_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	void *sym = h ? dlsym(h, "rto_lttng_event") : NULL;
-	if (!sym) {
+	void *thread = h ? dlsym(h, "rto_lttng_thread") : NULL;
+	if (!sym || !thread) {
 		rto_say(0, "trace=lttng is unavailable (%s): running untraced",
-			h ? "no rto_lttng_event in the provider"
+			h ? "not an rtoffload provider"
 			  : "librtoffload-lttng.so or liblttng-ust not found");
 		return;
 	}
 	lttng_event = (void (*)(int, const char *, uint64_t, uint64_t, uint32_t, uint16_t))sym;
+	lttng_thread = (void (*)(void))thread;
 	rto_trace_on |= RTO_TRACE_LTTNG;
 }
 

@@ -29,16 +29,7 @@
 struct rto_fn;
 struct rto_thread;
 
-/* What a ring's event is (trace.c writes it as JSON, trace_lttng.c as a tracepoint). */
-enum rto_trace_kind {
-	RTO_TR_OFFLOAD = 1, /* caller: t0..t1 waiting for its request */
-	RTO_TR_TAKEN,	    /* caller: on_stall=local took its request back and ran it */
-	RTO_TR_EXEC,	    /* helper: t0..t1 running a request */
-	RTO_TR_LOCAL,	    /* caller: run here (short, by descriptor, local handling) */
-	RTO_TR_DENIED,	    /* caller: refused (strict) */
-	RTO_TR_FALLBACK,    /* caller: no helper could start, run here */
-	RTO_TR_TRAP,	    /* caller: a trapped system call, t0..t1, and its table handling */
-};
+#include "trace_kind.h"
 
 #define RTO_TRACE_FILE	1 /* rto_trace_on: trace_file= */
 #define RTO_TRACE_LTTNG 2 /* trace=lttng, and the provider loaded */
@@ -72,7 +63,25 @@ static inline void rto_trace_point(int kind, const struct rto_fn *fn)
 		rto_trace_put(kind, fn, NULL, 0, 0, 0, 0);
 }
 
-/* The clock at a request's start on a helper, or at a trap; 0 when tracing is off. */
+/* The caller hands fn's request (key, t0) over: an LTTng event only (a span's start). */
+static inline void rto_trace_request(const struct rto_fn *fn, uint64_t t0, uint16_t key)
+{
+	if (RTO_UNLIKELY(rto_trace_on & RTO_TRACE_LTTNG))
+		rto_trace_put(RTO_TR_REQUEST, fn, NULL, t0, 0, 0, key);
+}
+
+/* A helper starts fn, the request (key, t0): the clock now, 0 when tracing is off. */
+static inline uint64_t rto_trace_begin(const struct rto_fn *fn, uint16_t key, uint32_t t0)
+{
+	if (RTO_LIKELY(!rto_trace_on))
+		return 0;
+	uint64_t now = rto_trace_clock();
+	if (rto_trace_on & RTO_TRACE_LTTNG)
+		rto_trace_put(RTO_TR_EXEC_BEGIN, fn, NULL, now, 0, t0, key);
+	return now;
+}
+
+/* The clock at a trap; 0 when tracing is off. */
 static inline uint64_t rto_trace_now(void)
 {
 	return RTO_UNLIKELY(rto_trace_on) ? rto_trace_clock() : 0;

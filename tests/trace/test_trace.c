@@ -40,7 +40,7 @@ static void run_traced(struct proc *p, const char *dir, const char *extra, const
 static void check(const char *dir, const char *const *more)
 {
 	char trace[PATH_MAX], buf[64];
-	char *argv[12] = {"python3", CHECK_TRACE};
+	char *argv[12] = {PYTHON3, CHECK_TRACE};
 	int n = 2;
 	struct proc p;
 
@@ -118,4 +118,26 @@ Test(trace, full_ring_drops_and_counts, .timeout = 120)
 	snprintf(writes, sizeof(writes), "%ld", kv(p.out, "writes", -1));
 	check(dir, (const char *const[]){"--drops", "--writes", writes, NULL});
 	tmp_remove(dir);
+}
+
+/*
+ * trace=lttng where the provider cannot load (RTOFFLOAD_LTTNG_PROVIDER
+ * names a missing file, as on a machine without liblttng-ust): one line
+ * says so, and the program runs on, untraced.
+ */
+Test(trace, lttng_unavailable_says_one_line_and_runs, .timeout = 120)
+{
+	char buf[64];
+	struct proc p;
+	char *env[] = {"RTOFFLOAD_OPTIONS=trace=lttng:fd_local=none",
+		       "RTOFFLOAD_LTTNG_PROVIDER=/nonexistent/librtoffload-lttng.so", NULL};
+	char *argv[] = {TRACE_CHILD, "50", NULL};
+
+	cr_assert_eq(run_proc(argv, env, &p), 0);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	cr_assert_eq(kv(p.out, "writes", -1), 50, "%s", p.out);
+	cr_assert_eq(lines_starting(p.err, "rtoffload: "), 1, "one line on stderr: %s", p.err);
+	cr_assert_eq(count_of(p.err, "trace=lttng is unavailable"), 1, "%s", p.err);
+	cr_assert_eq(count_of(p.err, "\n"), 1, "exactly one line: %s", p.err);
 }

@@ -102,6 +102,20 @@ static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 				    g[REG_R9]);
 }
 
+static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/* Unmarked, before the loop's thread starts (no_new_privs is inherited). */
+static void prepare_witness(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (libc)
+		libc_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
+			libc, "sigaction");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		libc_sigaction = NULL;
+}
+
 static int install_witness(void)
 {
 	uint64_t ip = (uint64_t)(uintptr_t)trace_syscall6_after;
@@ -127,17 +141,11 @@ static int install_witness(void)
 	 * libc's own sigaction, not the library's: its trampoline would note
 	 * our SIGSYS as a signal that interrupted the offloaded call, and the
 	 * caller would then ask the kernel for its flags (signals.c), a system
-	 * call caused by the witness itself.
+	 * call caused by the witness itself.  Found, and no_new_privs set, by
+	 * main() before the loop is marked: nothing here is a traced call.
 	 */
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *) =
-		libc ? (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
-			       libc, "sigaction")
-		     : NULL;
-
 	sigemptyset(&sa.sa_mask);
-	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0)
 		return -1;
 	/* Raw: a filter installed through libc makes the library run our calls here. */
 	return (int)raw_seccomp_filter(&prog);
@@ -180,13 +188,19 @@ static void *loop(void *arg)
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* when allowed */
 	if (rt_offload_mark_thread() != 0)
 		return NULL;
-	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
+		/*
+		 * The witness right after the mark, before the thread's first traced
+		 * event (its open): a tracer that sets up per-thread state at a
+		 * thread's first event is watched too.
+		 */
 #if defined(__x86_64__)
 	if (with_witness)
 		res->installed = install_witness() == 0;
 #endif
+	int fd;
+	WINDOW(res, -1, fd = open("/dev/null", O_WRONLY | O_CLOEXEC));
+	if (fd < 0)
+		return NULL;
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	while (res->cycles < cycles_max) {
@@ -221,6 +235,10 @@ int main(int argc, char **argv)
 		with_witness |= strcmp(argv[i], "witness") == 0;
 		do_abort |= strcmp(argv[i], "abort") == 0;
 	}
+#if defined(__x86_64__)
+	if (with_witness)
+		prepare_witness();
+#endif
 	if (pthread_create(&t, NULL, loop, &res) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	printf("installed=%d cycles=%ld writes=%ld bad_writes=%ld other_syscalls=%ld "
