@@ -14,9 +14,10 @@
  * its head, with the vDSO clock; the ring is mapped at the thread's mark,
  * never on its path.  A full ring drops the event and counts it: a
  * marked thread never waits for the trace.  A helper drains the rings to
- * the file when it goes idle (at most every RTO_TRACE_DRAIN_NS; worker 0
- * wakes at least once a second), as async writes are written; the end of
- * the process and abort() (async.c) write the rest and close the JSON.
+ * the file when it goes idle (in short batches, at most every
+ * RTO_TRACE_DRAIN_NS; worker 0 wakes at least once a second), as async
+ * writes are written; the end of the process and abort() (async.c) write
+ * the rest and close the JSON.
  * Not saved: what is still in the rings when the process dies by a
  * signal with no handler or by _exit(); a fork()ed child is not traced.
  *
@@ -48,8 +49,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RINGS		   128
-#define RTO_TRACE_DRAIN_NS (100 * 1000 * 1000)
+#define RINGS 128
+/*
+ * An idle helper drains at most every millisecond, at most RTO_TRACE_BATCH
+ * events of each ring: a call that comes meanwhile waits for that much
+ * formatting (about 0.5 us an event here), as it would for another call.
+ * That is up to 64000 events a second for each thread.
+ */
+#define RTO_TRACE_DRAIN_NS (1000 * 1000)
+#define RTO_TRACE_BATCH	   64
 /* Above the numbers a program counts on (the lowest free one): the file's descriptor. */
 #define TRACE_FD_MIN 900
 
@@ -364,8 +372,12 @@ static void write_drops(struct ring *r, uint64_t now)
 	r->dropped_written = d;
 }
 
-/* Every published event to the file.  Under drain_lock. */
-static void drain_locked(void)
+/*
+ * The published events to the file, at most `most` of each ring (0: all):
+ * a helper's drain is a short stretch between two requests.  Under
+ * drain_lock.
+ */
+static void drain_locked(uint64_t most)
 {
 	int n = CMM_LOAD_SHARED(nrings);
 	uint64_t now = rto_now_ns();
@@ -378,6 +390,8 @@ static void drain_locked(void)
 		uint64_t head = CMM_LOAD_SHARED(r->head);
 		if (!r->named && (head != r->tail || r->helper))
 			write_thread_name(r);
+		if (most && head - r->tail > most)
+			head = r->tail + most;
 		cmm_smp_rmb(); /* the events are complete once head covers them */
 		for (uint64_t t = r->tail; t != head; t++)
 			write_event(r, &r->ev[t & r->mask]);
@@ -387,23 +401,28 @@ static void drain_locked(void)
 		write_drops(r, now);
 	}
 	out_flush();
-	last_drain = now;
+	CMM_STORE_SHARED(last_drain, now);
 }
 
+/*
+ * Only an idle helper drains: one that is never idle (its callers keep it
+ * busy, or it polls for ever) lets the rings fill and drop, and never
+ * makes a call wait for the trace.
+ */
 void rto_trace_helper_idle(void)
 {
 	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE) ||
 	    rto_now_ns() - CMM_LOAD_SHARED(last_drain) < RTO_TRACE_DRAIN_NS ||
 	    rto_mutex_trylock(&drain_lock) != 0)
 		return;
-	drain_locked();
+	drain_locked(RTO_TRACE_BATCH);
 	rto_mutex_unlock(&drain_lock);
 }
 
 /* The rest, and the end of the JSON: the file opens without a repair. */
 static void finish_locked(void)
 {
-	drain_locked();
+	drain_locked(0);
 	if (closed || trace_fd < 0)
 		return;
 	out_printf("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"written\":\"%llu\","
@@ -531,7 +550,17 @@ static void load_lttng(void)
 			}
 		}
 	}
+	/*
+	 * LTTng-UST's start probes NUMA with set_mempolicy(MPOL_PREFERRED_MANY)
+	 * and sets MPOL_DEFAULT back (strace): context.c would take the first
+	 * for a memory policy of this thread's own, and run all its calls here
+	 * from then on.  The policy the kernel reports after the load decides.
+	 */
+	unsigned short ctx = rto_self.own_ctx;
 	void *h = rto_real_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	int mode = -1;
+	if (rto_syscall(SYS_get_mempolicy, &mode, NULL, 0UL, NULL, 0UL) == 0 && mode == 0)
+		rto_self.own_ctx = ctx; /* MPOL_DEFAULT: as before the load */
 	void *sym = h ? dlsym(h, "rto_lttng_event") : NULL;
 	void *thread = h ? dlsym(h, "rto_lttng_thread") : NULL;
 	if (!sym || !thread) {

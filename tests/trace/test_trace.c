@@ -110,8 +110,8 @@ Test(trace, full_ring_drops_and_counts, .timeout = 120)
 	struct proc p;
 
 	tmp_make(dir);
-	/* 128 events a thread: a 100 ms drain interval holds 400 of the loop's. */
-	run_traced(&p, dir, ":trace_ring_kb=4", NULL, NULL);
+	/* 128 events a thread, and 300 local calls in a row each cycle. */
+	run_traced(&p, dir, ":trace_ring_kb=4", "burst", NULL);
 	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
 		     p.out, p.err);
 	cr_assert_eq(kv(p.out, "writes", -1), 300, "%s", p.out);

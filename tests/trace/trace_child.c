@@ -11,9 +11,11 @@
  * write's wrapper makes other than futex, and every one the sleep's makes
  * other than clock_nanosleep itself: the library's tracing on the caller's
  * path must add none.  With "abort", the main thread calls abort() after
- * the loop: the trace must still be complete.
+ * the loop: the trace must still be complete.  With "burst", each cycle
+ * also makes 300 sched_yield() calls (local: an instant each, and no
+ * helper to drain meanwhile), more than a small ring holds.
  *
- * Usage: trace_child CYCLES [witness] [abort]
+ * Usage: trace_child CYCLES [witness] [abort] [burst]
  * Prints: installed=0|1 cycles=N writes=N bad_writes=N other_syscalls=N other_nr=N
  */
 #ifndef _GNU_SOURCE
@@ -153,7 +155,7 @@ static int install_witness(void)
 #endif
 
 static long cycles_max;
-static int with_witness;
+static int with_witness, burst;
 
 struct result {
 	int installed;
@@ -215,6 +217,8 @@ static void *loop(void *arg)
 		ssize_t n;
 		WINDOW(res, -1, n = write(fd, buf, sizeof(buf)));
 		res->writes++;
+		for (int k = 0; burst && k < 300; k++)
+			sched_yield();
 		res->bad_writes += n != (ssize_t)sizeof(buf);
 	}
 	rt_offload_unmark_thread();
@@ -234,6 +238,7 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		with_witness |= strcmp(argv[i], "witness") == 0;
 		do_abort |= strcmp(argv[i], "abort") == 0;
+		burst |= strcmp(argv[i], "burst") == 0;
 	}
 #if defined(__x86_64__)
 	if (with_witness)
