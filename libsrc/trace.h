@@ -34,7 +34,7 @@ struct rto_thread;
 #define RTO_TRACE_FILE	1 /* rto_trace_on: trace_file= */
 #define RTO_TRACE_LTTNG 2 /* trace=lttng, and the provider loaded */
 
-/* Set in the constructor, before any thread is marked; cleared at the end. */
+/* Set in the constructor, before any thread is marked; cleared in a fork()ed child. */
 RTO_HIDDEN extern int rto_trace_on;
 
 RTO_HIDDEN void rto_trace_init(void);
