@@ -461,6 +461,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 		return 1;
 	if (!reserve(r, need, &skip)) {
 		rto_stats_async_full();
+		rto_trace_async_full(); /* trace.c */
 		if (rto_opt.async_full == RTO_ASYNC_FULL_SYNC) {
 			rto_async_barrier(); /* keep the order: what is queued goes first */
 			return 1;
@@ -480,6 +481,8 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + need);
 	rto_stats_async(fn); /* and one more queued */
+	/* trace.c */
+	rto_trace_async(fn, len + (nl != 0));
 	arm(r);
 	return 0;
 }

@@ -437,6 +437,7 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
 	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out);
+	rto_trace_nap(now, timed_out); /* trace.c */
 	return has_work(q);
 }
 

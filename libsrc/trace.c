@@ -204,7 +204,7 @@ void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t
 
 	if (!t0)
 		t0 = rto_now_ns();
-	else if (!t1 && (kind == RTO_TR_EXEC || kind == RTO_TR_TRAP))
+	else if (!t1 && (kind == RTO_TR_EXEC || kind == RTO_TR_TRAP || kind == RTO_TR_NAP))
 		t1 = rto_now_ns();
 	if (on & RTO_TRACE_LTTNG) {
 		/* What LTTng-UST calls (a mutex at a thread's first event) runs directly. */
@@ -352,6 +352,23 @@ static void write_event(const struct ring *r, const struct ev *e)
 			"\"ts\":%llu.%03u,\"dur\":%llu.%03u,\"args\":{\"handling\":\"%s\"}}",
 			(const char *)e->what, (int)pid, tid, US(e->t0), US(e->t1 - e->t0),
 			e->arg < 5 ? handlings[e->arg] : "?");
+		break;
+	case RTO_TR_ASYNC:
+		out_printf(
+			",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"async\",\"name\":\"%s\",\"pid\":%d,"
+			"\"tid\":%d,\"ts\":%llu.%03u,\"args\":{\"bytes\":%u}}",
+			fn->name, (int)pid, tid, US(e->t0), e->arg);
+		break;
+	case RTO_TR_ASYNC_FULL:
+		out_printf(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"async\",\"name\":\"async_full\","
+			   "\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u}",
+			   (int)pid, tid, US(e->t0));
+		break;
+	case RTO_TR_NAP:
+		out_printf(
+			",\n{\"ph\":\"X\",\"cat\":\"predict\",\"name\":\"nap\",\"pid\":%d,\"tid\":%"
+			"d,\"ts\":%llu.%03u,\"dur\":%llu.%03u,\"args\":{\"slept_out\":%u}}",
+			(int)pid, tid, US(e->t0), US(e->t1 - e->t0), e->arg);
 		break;
 	default:
 		break;

@@ -23,6 +23,7 @@
 
 #include "rto_base.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -79,6 +80,26 @@ static inline uint64_t rto_trace_begin(const struct rto_fn *fn, uint16_t key, ui
 	if (rto_trace_on & RTO_TRACE_LTTNG)
 		rto_trace_put(RTO_TR_EXEC_BEGIN, fn, NULL, now, 0, t0, key);
 	return now;
+}
+
+/* The caller queued an async write of bytes (async.c), or found its ring full. */
+static inline void rto_trace_async(const struct rto_fn *fn, size_t bytes)
+{
+	if (RTO_UNLIKELY(rto_trace_on))
+		rto_trace_put(RTO_TR_ASYNC, fn, NULL, 0, 0, (uint32_t)bytes, 0);
+}
+
+static inline void rto_trace_async_full(void)
+{
+	if (RTO_UNLIKELY(rto_trace_on))
+		rto_trace_put(RTO_TR_ASYNC_FULL, NULL, "async_full", 0, 0, 0, 0);
+}
+
+/* A helper napped from begin until now (helper_wake=predict); timed_out: slept it out. */
+static inline void rto_trace_nap(uint64_t begin, int timed_out)
+{
+	if (RTO_UNLIKELY(rto_trace_on))
+		rto_trace_put(RTO_TR_NAP, NULL, "nap", begin, 0, (uint32_t)timed_out, 0);
 }
 
 /* The clock at a trap; 0 when tracing is off. */

@@ -17,6 +17,9 @@ enum rto_trace_kind {
 	RTO_TR_TRAP,	    /* caller: a trapped system call, t0..t1, and its table handling */
 	RTO_TR_REQUEST,	    /* caller: the request handed over (trace=lttng only) */
 	RTO_TR_EXEC_BEGIN,  /* helper: it starts running a request (trace=lttng only) */
+	RTO_TR_ASYNC,	    /* caller: an async write queued, arg bytes */
+	RTO_TR_ASYNC_FULL,  /* caller: its async ring was full (async_full=) */
+	RTO_TR_NAP,	    /* helper: t0..t1 a predicted nap, arg 1 if it slept it out */
 };
 
 #endif /* RTO_TRACE_KIND_H */

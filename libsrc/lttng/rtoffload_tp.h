@@ -68,6 +68,22 @@ LTTNG_UST_TRACEPOINT_EVENT(rtoffload, trap,
 		lttng_ust_field_string(syscall, sys)
 		lttng_ust_field_string(handling, handling)
 		lttng_ust_field_integer(uint64_t, ns, ns)))
+/* A marked thread queued an async write of `bytes` (policy=...:async, async_path=). */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, async_enqueue,
+	LTTNG_UST_TP_ARGS(const char *, fn, unsigned int, bytes),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(fn, fn)
+		lttng_ust_field_integer(unsigned int, bytes, bytes)))
+/* ... and found its async ring full (async_full= says what follows). */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, async_full,
+	LTTNG_UST_TP_ARGS(int, unused),
+	LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(int, unused, unused)))
+/* A helper's predicted nap (helper_wake=predict): ns long; slept_out 0: a caller woke it. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, helper_nap,
+	LTTNG_UST_TP_ARGS(uint64_t, ns, int, slept_out),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, ns, ns)
+		lttng_ust_field_integer(int, slept_out, slept_out)))
 /* clang-format on */
 
 #endif /* RTO_LTTNG_TP_H */

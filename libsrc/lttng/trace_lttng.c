@@ -65,6 +65,15 @@ void rto_lttng_event(int kind, const char *name, uint64_t t0, uint64_t t1, uint3
 		lttng_ust_tracepoint(rtoffload, trap, name, arg < 5 ? handlings[arg] : "?",
 				     t1 - t0);
 		break;
+	case RTO_TR_ASYNC:
+		lttng_ust_tracepoint(rtoffload, async_enqueue, name, arg);
+		break;
+	case RTO_TR_ASYNC_FULL:
+		lttng_ust_tracepoint(rtoffload, async_full, 0);
+		break;
+	case RTO_TR_NAP:
+		lttng_ust_tracepoint(rtoffload, helper_nap, t1 - t0, (int)arg);
+		break;
 	default:
 		break;
 	}

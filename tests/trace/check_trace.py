@@ -66,7 +66,8 @@ def main():
 
     open_b = collections.defaultdict(list)
     flows_s, flows_f = collections.Counter(), collections.Counter()
-    caller_writes = helper_writes = local_sleeps = 0
+    caller_writes = helper_writes = local_sleeps = naps = 0
+    queued = collections.Counter()
     for e in evs:
         ph = e.get("ph")
         if ph != "M" and not isinstance(e.get("ts"), (int, float)):
@@ -80,6 +81,8 @@ def main():
                 caller_writes += 1
             if e["name"] == "write" and e["tid"] in helpers and e["cat"] == "helper":
                 helper_writes += 1
+            if e["name"] == "nap" and e["tid"] in helpers and e["cat"] == "predict":
+                naps += 1
         elif ph == "B":
             open_b[e["tid"]].append(e)
         elif ph == "E":
@@ -92,6 +95,8 @@ def main():
             flows_f[e["id"]] += 1
         elif ph == "i" and e["tid"] == loop and e["cat"] == "local":
             local_sleeps += e["name"] == "clock_nanosleep"
+        elif ph == "i" and e["tid"] == loop and e["cat"] == "async":
+            queued[e["name"]] += 1
     for tid, stack in open_b.items():
         if stack:
             fail("a begin without its end on %s: %s" % (tid, stack[-1]))
@@ -109,13 +114,15 @@ def main():
              % (sum(flows_s.values()), sum(flows_f.values()),
                 len(set(flows_s.items()) ^ set(flows_f.items()))))
 
-    want_w, want_l = a.writes, None
+    want_w, want_l, want_async, want_naps = a.writes, None, {}, None
     if a.stats:
         with open(a.stats) as f:
             st = json.load(f)
         calls = {c["name"]: c for c in st["calls"]}
         want_w = calls.get("write", {}).get("offloaded", 0)
         want_l = calls.get("clock_nanosleep", {}).get("local", 0)
+        want_async = {n: c["async"] for n, c in calls.items() if c.get("async")}
+        want_naps = st.get("predict", {}).get("naps")
     print("events=%d tracks=%d caller_writes=%d helper_writes=%d flows=%d local_sleeps=%d "
           "stats_writes=%s stats_local_sleeps=%s"
           % (len(evs), len(names), caller_writes, helper_writes, sum(flows_s.values()),
@@ -129,6 +136,14 @@ def main():
         fail("fewer flows (%d) than offloads (%d)" % (sum(flows_s.values()), want_w))
     if want_l is not None and local_sleeps != want_l:
         fail("clock_nanosleep instants %d, statistics' local %d" % (local_sleeps, want_l))
+    print("async=%s stats_async=%s naps=%d stats_naps=%s"
+          % (dict(queued), want_async, naps, want_naps))
+    if a.stats and dict(queued) != want_async:
+        fail("async instants %s, statistics' async %s" % (dict(queued), want_async))
+    # A nap is counted when it begins and traced when it ends: the one in
+    # progress at exit, and one begun after the statistics were written.
+    if want_naps is not None and abs(naps - want_naps) > 2:
+        fail("nap slices %d, statistics' naps %d" % (naps, want_naps))
 
 
 main()

@@ -10,7 +10,9 @@
  *    futex (the seccomp witness on its thread);
  *  - abort() after the loop still leaves a complete file;
  *  - a ring too small drops events, counts them in the file, and the
- *    loop runs all its cycles.
+ *    loop runs all its cycles;
+ *  - async writes are instants, the helpers' predicted naps slices, as
+ *    many as the statistics count.
  */
 #include "harness.h"
 #include <criterion/criterion.h>
@@ -83,6 +85,21 @@ Test(trace, caller_path_makes_no_system_call_with_tracing_on, .timeout = 120)
 	cr_assert_eq(kv(p.out, "other_syscalls", -1), 0,
 		     "the loop's calls made system calls other than futex (the last: %ld): %s",
 		     kv(p.out, "other_nr", -1), p.out);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, NULL});
+	tmp_remove(dir);
+}
+
+/* policy=stdio:async: each queued line an instant; the helpers' naps slices. */
+Test(trace, async_writes_and_naps_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, ":policy=stdio:async", "async", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
 	path_join(stats, dir, "s.json");
 	check(dir, (const char *const[]){"--stats", stats, NULL});
 	tmp_remove(dir);

@@ -13,9 +13,11 @@
  * path must add none.  With "abort", the main thread calls abort() after
  * the loop: the trace must still be complete.  With "burst", each cycle
  * also makes 300 sched_yield() calls (local: an instant each, and no
- * helper to drain meanwhile), more than a small ring holds.
+ * helper to drain meanwhile), more than a small ring holds.  With
+ * "async", each cycle also logs a line with fprintf to /dev/null (run
+ * with policy=stdio:async: queued, an instant in the trace).
  *
- * Usage: trace_child CYCLES [witness] [abort] [burst]
+ * Usage: trace_child CYCLES [witness] [abort] [burst] [async]
  * Prints: installed=0|1 cycles=N writes=N bad_writes=N other_syscalls=N other_nr=N
  */
 #ifndef _GNU_SOURCE
@@ -155,7 +157,7 @@ static int install_witness(void)
 #endif
 
 static long cycles_max;
-static int with_witness, burst;
+static int with_witness, burst, async_log;
 
 struct result {
 	int installed;
@@ -203,6 +205,7 @@ static void *loop(void *arg)
 	WINDOW(res, -1, fd = open("/dev/null", O_WRONLY | O_CLOEXEC));
 	if (fd < 0)
 		return NULL;
+	FILE *log = async_log ? fopen("/dev/null", "w") : NULL;
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	while (res->cycles < cycles_max) {
@@ -217,10 +220,14 @@ static void *loop(void *arg)
 		ssize_t n;
 		WINDOW(res, -1, n = write(fd, buf, sizeof(buf)));
 		res->writes++;
+		if (log)
+			fprintf(log, "cycle %ld\n", res->cycles);
 		for (int k = 0; burst && k < 300; k++)
 			sched_yield();
 		res->bad_writes += n != (ssize_t)sizeof(buf);
 	}
+	if (log)
+		fclose(log);
 	rt_offload_unmark_thread();
 	close(fd);
 	return NULL;
@@ -239,6 +246,7 @@ int main(int argc, char **argv)
 		with_witness |= strcmp(argv[i], "witness") == 0;
 		do_abort |= strcmp(argv[i], "abort") == 0;
 		burst |= strcmp(argv[i], "burst") == 0;
+		async_log |= strcmp(argv[i], "async") == 0;
 	}
 #if defined(__x86_64__)
 	if (with_witness)
