@@ -308,6 +308,16 @@ static void write_thread_name(struct ring *r)
 	r->named = 1;
 }
 
+/*
+ * A flow's end binds to the slice around its time on its track: a
+ * nanosecond past the slice's start, inside it whatever order a viewer
+ * sorts equal times in.
+ */
+static uint64_t inside(const struct ev *e)
+{
+	return e->t1 > e->t0 + 1 ? e->t0 + 1 : e->t0;
+}
+
 static void write_event(const struct ring *r, const struct ev *e)
 {
 	const struct rto_fn *fn = e->what;
@@ -323,7 +333,7 @@ static void write_event(const struct ring *r, const struct ev *e)
 		if (e->key)
 			out_printf(",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"offload\",\"id\":"
 				   "\"0x%x%08x\",\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u}",
-				   e->key, (uint32_t)e->t0, (int)pid, tid, US(e->t0));
+				   e->key, (uint32_t)e->t0, (int)pid, tid, US(inside(e)));
 		break;
 	case RTO_TR_EXEC:
 		out_printf(
@@ -334,7 +344,7 @@ static void write_event(const struct ring *r, const struct ev *e)
 			out_printf(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":"
 				   "\"offload\",\"id\":\"0x%x%08x\",\"pid\":%d,\"tid\":%d,\"ts\":%"
 				   "llu.%03u}",
-				   e->key, e->arg, (int)pid, tid, US(e->t0));
+				   e->key, e->arg, (int)pid, tid, US(inside(e)));
 		break;
 	case RTO_TR_LOCAL:
 	case RTO_TR_DENIED:
