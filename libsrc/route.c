@@ -46,7 +46,7 @@ static int run_here(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_local(fn);
-	rto_trace_point(RTO_TR_LOCAL, fn);
+	rto_trace_local(fn);
 	return 0;
 }
 

@@ -22,12 +22,12 @@
 #define RTO_TRACE_H
 
 #include "rto_base.h"
+#include "fn.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-struct rto_fn;
 struct rto_thread;
 
 #include "trace_kind.h"
@@ -57,7 +57,21 @@ static inline void rto_trace_offload(const struct rto_fn *fn, uint64_t t0, uint6
 		rto_trace_put(taken ? RTO_TR_TAKEN : RTO_TR_OFFLOAD, fn, NULL, t0, t1, 0, key);
 }
 
-/* An instant of the caller's: RTO_TR_LOCAL, RTO_TR_DENIED, RTO_TR_FALLBACK. */
+/*
+ * A call run here.  Not the table's local calls that never wait
+ * (pthread_mutex_lock and _unlock, cond_signal, sem_post...: a program
+ * makes them by the ten thousand, and they are counted in the
+ * statistics): the instants are the decisions, by descriptor, by
+ * argument, by a thread's own context, and the local calls a thread may
+ * wait in (cancellation points: clock_nanosleep, sem_wait, poll...).
+ */
+static inline void rto_trace_local(const struct rto_fn *fn)
+{
+	if (RTO_UNLIKELY(rto_trace_on) && (fn->handling != RTO_LOCAL || (fn->flags & RTO_F_CANCEL)))
+		rto_trace_put(RTO_TR_LOCAL, fn, NULL, 0, 0, 0, 0);
+}
+
+/* An instant of the caller's: RTO_TR_DENIED, RTO_TR_FALLBACK. */
 static inline void rto_trace_point(int kind, const struct rto_fn *fn)
 {
 	if (RTO_UNLIKELY(rto_trace_on))

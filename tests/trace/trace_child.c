@@ -12,7 +12,7 @@
  * other than clock_nanosleep itself: the library's tracing on the caller's
  * path must add none.  With "abort", the main thread calls abort() after
  * the loop: the trace must still be complete.  With "burst", each cycle
- * also makes 300 sched_yield() calls (local: an instant each, and no
+ * also makes 300 poll(NULL, 0, 0) calls (local: an instant each, and no
  * helper to drain meanwhile), more than a small ring holds.  With
  * "async", each cycle also logs a line with fprintf to /dev/null (run
  * with policy=stdio:async: queued, an instant in the trace).
@@ -30,6 +30,7 @@
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -223,7 +224,7 @@ static void *loop(void *arg)
 		if (log)
 			fprintf(log, "cycle %ld\n", res->cycles);
 		for (int k = 0; burst && k < 300; k++)
-			sched_yield();
+			poll(NULL, 0, 0);
 		res->bad_writes += n != (ssize_t)sizeof(buf);
 	}
 	if (log)
