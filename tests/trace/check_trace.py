@@ -68,6 +68,7 @@ def main():
     flows_s, flows_f = collections.Counter(), collections.Counter()
     caller_writes = helper_writes = local_sleeps = naps = 0
     queued = collections.Counter()
+    traps = collections.Counter()
     for e in evs:
         ph = e.get("ph")
         if ph != "M" and not isinstance(e.get("ts"), (int, float)):
@@ -83,6 +84,8 @@ def main():
                 helper_writes += 1
             if e["name"] == "nap" and e["tid"] in helpers and e["cat"] == "predict":
                 naps += 1
+            if e["tid"] == loop and e["cat"] == "trap":
+                traps[e["name"]] += 1
         elif ph == "B":
             open_b[e["tid"]].append(e)
         elif ph == "E":
@@ -114,7 +117,7 @@ def main():
              % (sum(flows_s.values()), sum(flows_f.values()),
                 len(set(flows_s.items()) ^ set(flows_f.items()))))
 
-    want_w, want_l, want_async, want_naps = a.writes, None, {}, None
+    want_w, want_l, want_async, want_naps, want_traps = a.writes, None, {}, None, {}
     if a.stats:
         with open(a.stats) as f:
             st = json.load(f)
@@ -123,6 +126,7 @@ def main():
         want_l = calls.get("clock_nanosleep", {}).get("local", 0)
         want_async = {n: c["async"] for n, c in calls.items() if c.get("async")}
         want_naps = st.get("predict", {}).get("naps")
+        want_traps = {s["name"]: s["trapped"] for s in st.get("syscalls", []) if s["trapped"]}
     print("events=%d tracks=%d caller_writes=%d helper_writes=%d flows=%d local_sleeps=%d "
           "stats_writes=%s stats_local_sleeps=%s"
           % (len(evs), len(names), caller_writes, helper_writes, sum(flows_s.values()),
@@ -138,6 +142,9 @@ def main():
         fail("clock_nanosleep instants %d, statistics' local %d" % (local_sleeps, want_l))
     print("async=%s stats_async=%s naps=%d stats_naps=%s"
           % (dict(queued), want_async, naps, want_naps))
+    print("traps=%s stats_traps=%s" % (dict(traps), want_traps))
+    if a.stats and dict(traps) != want_traps:
+        fail("trap slices %s, statistics' trapped %s" % (dict(traps), want_traps))
     if a.stats and dict(queued) != want_async:
         fail("async instants %s, statistics' async %s" % (dict(queued), want_async))
     # A nap is counted when it begins and traced when it ends: the one in

@@ -11,8 +11,8 @@
  *  - abort() after the loop still leaves a complete file;
  *  - a ring too small drops events, counts them in the file, and the
  *    loop runs all its cycles;
- *  - async writes are instants, the helpers' predicted naps slices, as
- *    many as the statistics count.
+ *  - async writes are instants, the helpers' predicted naps slices,
+ *    trapped system calls slices, as many as the statistics count.
  */
 #include "harness.h"
 #include <criterion/criterion.h>
@@ -98,6 +98,21 @@ Test(trace, async_writes_and_naps_match_the_statistics, .timeout = 120)
 
 	tmp_make(dir);
 	run_traced(&p, dir, ":policy=stdio:async", "async", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, NULL});
+	tmp_remove(dir);
+}
+
+/* backstop=on (the default): each trapped system call a slice, as the statistics count. */
+Test(trace, traps_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, "", "trap", NULL);
 	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
 		     p.out, p.err);
 	path_join(stats, dir, "s.json");

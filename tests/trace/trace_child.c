@@ -15,9 +15,11 @@
  * also makes 300 poll(NULL, 0, 0) calls (local: an instant each, and no
  * helper to drain meanwhile), more than a small ring holds.  With
  * "async", each cycle also logs a line with fprintf to /dev/null (run
- * with policy=stdio:async: queued, an instant in the trace).
+ * with policy=stdio:async: queued, an instant in the trace).  With "trap",
+ * after the loop, 15 raw getppid and 5 raw sync system calls, which the
+ * backstop traps.
  *
- * Usage: trace_child CYCLES [witness] [abort] [burst] [async]
+ * Usage: trace_child CYCLES [witness] [abort] [burst] [async] [trap]
  * Prints: installed=0|1 cycles=N writes=N bad_writes=N other_syscalls=N other_nr=N
  */
 #ifndef _GNU_SOURCE
@@ -158,7 +160,17 @@ static int install_witness(void)
 #endif
 
 static long cycles_max;
-static int with_witness, burst, async_log;
+static int with_witness, burst, async_log, traps;
+
+#if defined(__x86_64__)
+/* A system call behind the library's back: backstop=on traps it. */
+static long raw_syscall0(long nr)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "0"(nr) : "rcx", "r11", "memory");
+	return ret;
+}
+#endif
 
 struct result {
 	int installed;
@@ -229,6 +241,10 @@ static void *loop(void *arg)
 	}
 	if (log)
 		fclose(log);
+#if defined(__x86_64__)
+	for (int k = 0; traps && k < 20; k++) /* 20 local (getppid), 5 offloaded (sync) */
+		raw_syscall0(k < 15 ? SYS_getppid : SYS_sync);
+#endif
 	rt_offload_unmark_thread();
 	close(fd);
 	return NULL;
@@ -248,6 +264,7 @@ int main(int argc, char **argv)
 		do_abort |= strcmp(argv[i], "abort") == 0;
 		burst |= strcmp(argv[i], "burst") == 0;
 		async_log |= strcmp(argv[i], "async") == 0;
+		traps |= strcmp(argv[i], "trap") == 0;
 	}
 #if defined(__x86_64__)
 	if (with_witness)
