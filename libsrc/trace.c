@@ -180,6 +180,44 @@ static struct ring *find_ring(void)
 	return NULL;
 }
 
+/*
+ * A slot's words one by one, relaxed: plain moves on x86, and what
+ * ThreadSanitizer needs to see them as the head and tail order them.
+ */
+static void ev_store(struct ev *slot, const struct ev *e)
+{
+	__atomic_store_n(&slot->t0, e->t0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->t1, e->t1, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->what, e->what, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->arg, e->arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->key, e->key, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->kind, e->kind, __ATOMIC_RELAXED);
+}
+
+static void ev_load(struct ev *e, const struct ev *slot)
+{
+	e->t0 = __atomic_load_n(&slot->t0, __ATOMIC_RELAXED);
+	e->t1 = __atomic_load_n(&slot->t1, __ATOMIC_RELAXED);
+	e->what = __atomic_load_n(&slot->what, __ATOMIC_RELAXED);
+	e->arg = __atomic_load_n(&slot->arg, __ATOMIC_RELAXED);
+	e->key = __atomic_load_n(&slot->key, __ATOMIC_RELAXED);
+	e->kind = __atomic_load_n(&slot->kind, __ATOMIC_RELAXED);
+}
+
+/*
+ * Set while this thread puts an event: a signal handler that interrupts
+ * the put (a trapped system call, the program's handler making a wrapped
+ * call) and traces an event of its own would write the slot the
+ * interrupted put is filling, and publish it half written.  Its event is
+ * dropped and counted instead.
+ */
+static __thread int putting RTO_TLS;
+
+static void dropped_one(struct ring *r)
+{
+	__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED); /* a handler's drop may nest */
+}
+
 /* The caller's path: no lock, no system call, no allocation. */
 static void ring_put(const struct ev *e)
 {
@@ -187,14 +225,22 @@ static void ring_put(const struct ev *e)
 
 	if (!r)
 		return;
-	uint64_t h = r->head;
-	if (h - CMM_LOAD_SHARED(r->tail) > r->mask) {
-		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+	if (putting) {
+		dropped_one(r);
 		return;
 	}
-	r->ev[h & r->mask] = *e;
-	cmm_smp_wmb(); /* the event, then the head that publishes it */
-	CMM_STORE_SHARED(r->head, h + 1);
+	putting = 1;
+	cmm_barrier(); /* a handler sees the flag before we touch the ring */
+	uint64_t h = r->head;
+	if (h - CMM_LOAD_SHARED(r->tail) > r->mask) {
+		dropped_one(r);
+	} else {
+		ev_store(&r->ev[h & r->mask], e);
+		cmm_smp_wmb(); /* the event, then the head that publishes it */
+		CMM_STORE_SHARED(r->head, h + 1);
+	}
+	cmm_barrier();
+	putting = 0;
 }
 
 void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t t0, uint64_t t1,
@@ -420,8 +466,11 @@ static void drain_locked(uint64_t most)
 		if (most && head - r->tail > most)
 			head = r->tail + most;
 		cmm_smp_rmb(); /* the events are complete once head covers them */
-		for (uint64_t t = r->tail; t != head; t++)
-			write_event(r, &r->ev[t & r->mask]);
+		for (uint64_t t = r->tail; t != head; t++) {
+			struct ev e;
+			ev_load(&e, &r->ev[t & r->mask]);
+			write_event(r, &e);
+		}
 		written_events += head - r->tail;
 		cmm_smp_mb(); /* done with the events before the producer may reuse them */
 		CMM_STORE_SHARED(r->tail, head);
