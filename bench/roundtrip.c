@@ -755,6 +755,12 @@ static const struct config configs[] = {
 	{"direct", "direct", "", 0, NULL, "direct calls, library not loaded"},
 	{"direct+lib", "direct", "", 1, "", "direct calls, library preloaded, thread unmarked"},
 	{"offload-hot", "offload", "0", 1, HOT, "marked thread, helper polling, back to back"},
+	/* Traces (docs/TRACING.md): what trace_file= and trace=lttng add to a call. */
+	{"offload-hot+trace_file", "offload", "0", 1,
+	 HOT ":trace_file=", "offload-hot with trace_file= (into --tmp): two ring events a call"},
+	{"offload-hot+lttng", "offload", "0", 1, HOT ":trace=lttng",
+	 "offload-hot with trace=lttng: four tracepoints a call, recorded while an LTTng "
+	 "session enables rtoffload:*"},
 	{"offload-defaults", "offload", "plain", 1, "",
 	 "marked thread, default options: the write to /dev/null runs locally (fd_local), "
 	 "lseek is offloaded"},
@@ -783,8 +789,13 @@ static int find_config(const char *name)
 
 static void options_for(const struct config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "rt_cpus=%d:helper_cpus=%d%s%s", h_opt.rt_cpu, h_opt.hk_cpu,
-		 *c->options ? ":" : "", c->options);
+	size_t n = strlen(c->options);
+	/* "trace_file=" last: the file goes into the scratch directory. */
+	int traced = n >= 11 && strcmp(c->options + n - 11, "trace_file=") == 0;
+
+	snprintf(buf, len, "rt_cpus=%d:helper_cpus=%d%s%s%s%s", h_opt.rt_cpu, h_opt.hk_cpu,
+		 *c->options ? ":" : "", c->options, traced ? h_opt.tmp : "",
+		 traced ? "/trace.%p.json" : "");
 }
 
 static void run_config(size_t i, unsigned round)

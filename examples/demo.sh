@@ -18,7 +18,8 @@
 #
 # One verdict line comes first (how often the probe woke more than 100 us
 # late, per minute: median of the rounds and spread), then a table of the
-# key figures, and the path of a latency histogram (PNG).
+# key figures, and the paths of a latency histogram (PNG) and of a timeline
+# of a few periods of one offloaded run, from its trace (PNG).
 #
 #   examples/demo.sh [--quick] [--legacy] [--load] [--rounds N] [--round-secs S]
 #                    [--png FILE] [--prebuilt BUILD_DIR]
@@ -495,6 +496,79 @@ plot() {
 	echo "latency histogram: $png"
 }
 
+# A timeline of a few periods of one offloaded run, from its trace
+# (trace_file=, docs/TRACING.md): one more short run of the offloaded
+# configuration after the rounds (the rounds themselves are not traced),
+# then six periods around its first long offloaded call, one lane for the
+# loop's thread on the realtime CPU and one per helper.  The trace file
+# has one event a line, which awk reads.
+timeline() {
+	local out=${png%.png}-timeline.png trace=$work/trace.json
+	local lib=$build/libsrc/librtoffload.so
+	((legacy)) && return 0 # the launcher's runs: the same picture as rt_loop's
+	command -v gnuplot >/dev/null || return 0
+	env LD_PRELOAD="${DEMO_PRELOAD_FIRST:+$DEMO_PRELOAD_FIRST:}$lib${LD_PRELOAD:+:$LD_PRELOAD}" \
+		RTOFFLOAD_OPTIONS="trace_file=$trace${user_opts:+:$user_opts}" \
+		"$build/examples/rt_loop" --offload --cpu "$rt_cpu" --duration 1 \
+		--probe-period "$probe_period" --dir "$work" >"$work/trace.txt" 2>&1 || return 0
+	awk '
+		function field(k,   m) {
+			if (!match($0, "\"" k "\":(\"[^\"]*\"|[0-9.]+)")) return ""
+			m = substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+			gsub(/"/, "", m)
+			return m
+		}
+		/"name":"thread_name"/ {
+			if (match($0, /"args":\{"name":"[^"]*"/)) {
+				n = substr($0, RSTART + 16, RLENGTH - 17)
+				if (n ~ /^rtoffload\//) lane[field("tid")] = 1 + substr(n, 11)
+				else if (n == "rt_loop") lane[field("tid")] = 0
+			}
+			next
+		}
+		/"ph":"X"/ { k++; tid[k] = field("tid"); ts[k] = field("ts") + 0; dur[k] = field("dur") + 0
+			name[k] = field("name"); cat[k] = field("cat") }
+		/"ph":"i"/ && /"cat":"local"/ { j++; itid[j] = field("tid"); its[j] = field("ts") + 0; iname[j] = field("name") }
+		END {
+			for (i = 1; i <= k; i++) if (cat[i] == "offload") { t0 = ts[i]; break }
+			for (i = 1; i <= k; i++)
+				if (cat[i] == "offload" && ts[i] > t0 + 100000 && dur[i] > 200) { w = ts[i] - 2000; break }
+			if (!w) exit
+			for (i = 1; i <= k; i++)
+				if ((tid[i] in lane) && ts[i] + dur[i] >= w && ts[i] <= w + 6000)
+					printf "span %d %.3f %.3f %s %s\n", lane[tid[i]], (ts[i] - w) / 1000,
+						(ts[i] + dur[i] - w) / 1000, name[i], cat[i]
+			for (i = 1; i <= j; i++)
+				if ((itid[i] in lane) && its[i] >= w && its[i] <= w + 6000)
+					printf "tick %d %.3f %s\n", lane[itid[i]], (its[i] - w) / 1000, iname[i]
+		}' "$trace" >"$work/timeline.dat"
+	[[ -s $work/timeline.dat ]] || return 0
+	grep '^span' "$work/timeline.dat" | cut -d' ' -f2- >"$work/spans.dat"
+	grep '^tick' "$work/timeline.dat" | cut -d' ' -f2- >"$work/ticks.dat" || true
+	local helpers
+	helpers=$(awk '$1 > m { m = $1 } END { print m + 0 }' "$work/spans.dat")
+	gnuplot -e "spans='$work/spans.dat'; ticks='$work/ticks.dat'; out='$out'" \
+		-e "cpu='$rt_cpu'; hk='$hk_cpu'; helpers=$helpers" - <<-'EOF'
+		set terminal pngcairo size 1100,420 font "sans,10" noenhanced
+		set output out
+		set title sprintf("Six periods of the offloaded loop, from its trace (trace_file=): the loop on CPU %s, the helpers on CPU %s", cpu, hk)
+		set xlabel "ms from the window's start"
+		set xrange [0:6]
+		set yrange [-0.8:helpers + 0.8]
+		set ytics ("loop (rt_loop, CPU ".cpu.")" 0)
+		do for [h = 1:helpers] { set ytics add (sprintf("helper rtoffload/%d", h - 1) h) }
+		set grid xtics
+		set key below
+		set style fill solid 0.8 noborder
+		color(c) = c eq "offload" ? 0x1f77b4 : 0x2ca02c
+		plot spans using (($2 + $3) / 2):1:(($3 - $2) / 2 > 0.002 ? ($3 - $2) / 2 : 0.002):(0.3):(color(strcol(5))) \
+			with boxxyerror lc rgb variable title "calls: the loop waits (blue), a helper runs them (green)", \
+			spans using (($2 + $3) / 2):($1 + 0.42):(($3 - $2) > 0.25 ? strcol(4) : "") with labels font "sans,8" notitle, \
+			ticks using 2:1:(0):(0.35) with vectors nohead lc rgb "#d62728" title "local calls (clock_nanosleep: the loop wakes)"
+	EOF
+	echo "timeline: $out"
+}
+
 notes() {
 	[[ -s $work/notes ]] || return 0
 	echo
@@ -541,6 +615,7 @@ main() {
 	verdict
 	((clear)) && table
 	plot
+	timeline
 	notes
 	explain
 }

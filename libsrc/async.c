@@ -70,6 +70,7 @@
 #include "report.h"
 #include "real.h"
 #include "route_state.h"
+#include "trace.h"
 
 #include "rtoffload.h"
 
@@ -516,6 +517,7 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + entry_size(len));
 	rto_stats_async(fn); /* and one more queued */
+	rto_trace_async(fn, len); /* trace.c */
 	arm(r);
 }
 
@@ -535,6 +537,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 		return 1;
 	if (!reserve(r, need, &skip)) {
 		rto_stats_async_full();
+		rto_trace_async_full(); /* trace.c */
 		if (rto_opt.async_full == RTO_ASYNC_FULL_SYNC) {
 			rto_async_barrier(); /* keep the order: what is queued goes first */
 			return 1;
@@ -637,6 +640,7 @@ void rto_async_abort(void)
 
 	rto_route_go_direct(); /* and never resumed: abort() does not return */
 	drain_at_abort();
+	rto_trace_at_abort(); /* trace_file=: complete at abort() too */
 	errno = saved;
 	RTO_HAND_REAL(abort)();
 	__builtin_unreachable();

@@ -57,6 +57,7 @@
 #include "context.h"
 #include "real.h"
 #include "kernel_sigaction.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <linux/sched.h>
@@ -472,6 +473,7 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 	} else {
 		rto_backstop_count(nr, RTO_BS_TRAPPED);
 		report_trap(nr, uc);
+		uint64_t traced = rto_trace_now(); /* trace.c */
 		if (rto_sysent[nr].flags & RTO_SYS_EMUL) {
 			g[REG_RAX] = emulate(nr, a, uc);
 		} else if (rto_bs_cede(nr, a, uc)) {
@@ -487,6 +489,7 @@ RTO_UNINSTRUMENTED void rto_backstop_sigsys(int sig, siginfo_t *si, void *ucv)
 		} else {
 			g[REG_RAX] = decide(nr, a, uc, &again);
 		}
+		rto_trace_trap(rto_sysent[nr].name, traced, rto_sysent[nr].handling); /* trace.c */
 	}
 	errno = saved;
 	unsigned short insn = 0;

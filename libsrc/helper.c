@@ -40,6 +40,7 @@
 #include "real.h"
 #include "lifetime.h"
 #include "rto_malloc.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -438,6 +439,7 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
 	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out);
+	rto_trace_nap(now, timed_out); /* trace.c */
 	return has_work(q);
 }
 
@@ -657,6 +659,7 @@ static void *worker_main(void *arg)
 	uatomic_add_return(&q->awake, 1);
 	pin_and_prioritise(&worker_cpus);
 	int caller_here = 0;
+	rto_trace_helper_started(rto_helper_index, rto_signal_worker_tid()); /* trace.c */
 	for (;;) {
 		struct rto_req *r = take(q);
 		if (!r) {
@@ -664,6 +667,7 @@ static void *worker_main(void *arg)
 				free_deferred(q);
 				rto_pool_events_flush(0);
 			}
+			rto_trace_helper_idle(); /* trace_file=: the rings to the file */
 			if (idle(q, caller_here)) /* kept till the next call: not after a watch's
 						     wake */
 				break;
@@ -675,7 +679,10 @@ static void *worker_main(void *arg)
 		uint32_t t0 = r->t0;
 		int burst = r->flags & RTO_RQ_BURST, prio = r->prio;
 		caller_here = r->flags & RTO_RQ_HERE;
+		const struct rto_fn *fn = r->fn;		/* trace.c */
+		uint64_t traced = rto_trace_begin(fn, key, t0); /* trace.c */
 		execute(r);
+		rto_trace_exec(fn, traced, key, t0); /* trace.c */
 		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
 			learn(q, key, t0, burst, prio);
 	}

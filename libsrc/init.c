@@ -30,6 +30,7 @@
 #include "signals.h"
 #include "live.h"
 #include "stall.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -40,6 +41,7 @@ static void write_out(void)
 	rto_async_at_exit();	  /* nothing accepted is lost */
 	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
 	rto_stats_at_exit();
+	rto_trace_at_exit(); /* trace_file=: the rest, and the JSON closed */
 }
 
 /* With the helpers: live=1's publisher, and the stall watchdog (stall_us). */
@@ -81,6 +83,7 @@ void rto_init_once(void)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
 	rto_helpers_on_start(helpers_started); /* the live publisher, the stall watchdog */
 	rto_route_on_dlerror(rto_dlerror_set);
+	rto_trace_init();    /* trace_file=, trace=lttng: before any mark */
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */
 }
 

@@ -335,6 +335,13 @@ static const struct word modes[] = {
 	{NULL, 0},
 };
 
+/* trace=: trace_file= needs no word; lttng loads the LTTng-UST provider (trace.c). */
+static const struct word trace_words[] = {
+	{"off", RTO_TRACE_OPT_OFF},
+	{"lttng", RTO_TRACE_OPT_LTTNG},
+	{NULL, 0},
+};
+
 static const struct word prio_words[] = {
 	{"inherit", RTO_PRIO_INHERIT},
 	{"none", RTO_PRIO_NONE},
@@ -473,6 +480,15 @@ static const struct key keys[] = {
 	       "more workers start, up to this, while every worker is inside a call longer "
 	       "than stall_us and calls wait (default 8: a few blocked readers and the "
 	       "others' calls); idle ones exit"),
+	/* Traces (trace.c, docs/TRACING.md). */
+	PATH(trace_file, "Chrome trace-event JSON of every offload, for ui.perfetto.dev and "
+			 "chrome://tracing (%p: the pid)"),
+	NUMBER(trace_ring_kb, 4, 1048576, "a whole number of KiB from 4 to 1048576",
+	       "trace_file=: each traced thread's ring of events (32 bytes each); a full ring "
+	       "drops and counts"),
+	WORDS(trace, trace_words, "off or lttng",
+	      "lttng: LTTng-UST tracepoints rtoffload:* (librtoffload-lttng.so, loaded only "
+	      "then); without liblttng-ust, one line and no trace"),
 	KEY("mark", parse_mark, 0, 0, NULL,
 	    "a comma list of none, main, all, rt, cpus, name:GLOB (quote it: mark=\"name:a*\")",
 	    "marks threads without the API: none, main, all, rt (SCHED_FIFO/RR), cpus "
@@ -511,6 +527,7 @@ void rto_options_defaults(struct rto_options *o)
 	 * under mlock=1) only while they are needed.
 	 */
 	o->workers_max = 8;
+	o->trace_ring_kb = 1024; /* 32768 events: a second of a 10 kHz loop and its helpers */
 }
 
 /*

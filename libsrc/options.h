@@ -88,7 +88,14 @@ struct rto_options {
 	uint64_t stall_us;    /* stall_us=N, 0: no stall detection */
 	int on_stall;	      /* on_stall=wait|local: enum rto_on_stall */
 	unsigned workers_max; /* workers_max=N: workers started while all are stuck */
+	/* Traces (trace.c). */
+	char trace_file[PATH_MAX]; /* trace_file=PATH: Chrome trace-event JSON */
+	unsigned trace_ring_kb;	   /* trace_ring_kb=N: each traced thread's ring */
+	int trace;		   /* trace=off|lttng: enum rto_trace_opt */
 };
+
+/* trace=: LTTng-UST tracepoints (trace.c). */
+enum rto_trace_opt { RTO_TRACE_OPT_OFF, RTO_TRACE_OPT_LTTNG };
 
 /* children=: where a marked thread's system/popen/posix_spawn run (route.c). */
 #define RTO_CHILDREN_CALLER  0 /* on the caller: the child inherits its state */

@@ -31,10 +31,13 @@ static void drop_file_options(struct rto_options *o)
 		const char *key;
 		char *value;
 	} files[] = {
+		/* clang-format off */
 		{"stats_file", o->stats_file},
 		{"report_path", o->report_path},
 		{"policy_file", o->policy_file},
 		{"suppressions", o->suppressions},
+		{"trace_file", o->trace_file},
+		/* clang-format on */
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

@@ -21,6 +21,7 @@
 #include "route_state.h"
 #include "signals.h"
 #include "context.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -35,6 +36,7 @@
 static int refuse(struct rto_fn *fn)
 {
 	rto_stats_denied(fn);
+	rto_trace_point(RTO_TR_DENIED, fn);
 	rto_callsite_event(RTO_EVENT_STRICT, fn, 0);
 	errno = RT_OFFLOAD_STRICT_ERRNO;
 	return -1;
@@ -44,6 +46,7 @@ static int run_here(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_local(fn);
+	rto_trace_local(fn);
 	return 0;
 }
 
@@ -52,6 +55,7 @@ static void run_fallback(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_fallback(fn);
+	rto_trace_point(RTO_TR_FALLBACK, fn);
 }
 
 /*
@@ -110,6 +114,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	uint64_t t0 = rto_now_ns();
 	if (t0 - rto_self.offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
+	rto_trace_request(fn, t0, rto_req_key(&rto_self)); /* trace=lttng */
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;
 	rto_self.offload_end = end;
@@ -120,6 +125,7 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 		rto_stats_fallback(fn);
 	else
 		rto_stats_offloaded(fn, ns);
+	rto_trace_offload(fn, t0, end, req.flags & RTO_RQ_TAKEN, req.key); /* trace.c */
 	if (RTO_UNLIKELY(rto_opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.flags &

@@ -15,6 +15,7 @@
 #include "stats.h"
 #include "route_state.h"
 #include "real.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +201,8 @@ void rto_thread_marked(void)
 	rto_pool_for(&rto_self);   /* malloc=pool: its pool, first mark only */
 	rto_heap_recipe_at_mark(); /* malloc=glibc, mlock=1: its own arena */
 	rto_thread_strict_prepare(rto_thread_mode());
+	/* trace_file=: its ring, first mark only. */
+	rto_trace_thread_marked(&rto_self, 0);
 	begin_marked(&rto_self, 0);
 }
 
@@ -212,6 +215,7 @@ void rto_thread_marked_remote(struct rto_thread *t, pid_t tid)
 {
 	rto_thread_strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
 	rto_pool_for(t);
+	rto_trace_thread_marked(t, tid); /* trace_file=: its ring, made here */
 	begin_marked(t, tid);
 }
 

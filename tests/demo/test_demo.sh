@@ -78,6 +78,13 @@ check_run() { # NAME [demo options...]
 	grep -qxF "latency histogram: $png" "$out" || fail "$name: PNG path not printed"
 	[[ $(head -c 8 "$png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
 		fail "$name: $png is not a PNG"
+	# rt_loop's runs: the timeline of a traced offloaded run beside it (issue 33).
+	if [[ " $* " != *" --legacy "* && $build != "$tmp/fake" ]]; then
+		local tl=${png%.png}-timeline.png
+		grep -qxF "timeline: $tl" "$out" || fail "$name: timeline path not printed"
+		[[ $(head -c 8 "$tl" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+			fail "$name: $tl is not a PNG"
+	fi
 	# Nothing of the run is left behind in the build directory.
 	compgen -G "$build/demo.*" >/dev/null && fail "$name: demo.* left in the build directory"
 	return 0

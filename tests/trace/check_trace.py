@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Check a trace_file= trace (Chrome trace-event JSON) for test_trace.c.
+
+Usage: check_trace.py TRACE [--stats STATS_JSON] [--writes N] [--loop NAME] [--drops]
+
+The file must parse as JSON as written (no repair), every slice ("X") must
+have its duration, every begin ("B") its end on its thread, every flow
+start ("s") its finish ("f") and the other way round, the process and
+each track must be named, and nothing may have been dropped.  The counts
+must match: the loop thread's "write" slices (offloads), the helpers'
+"write" slices and the flows all equal the statistics' offloaded writes
+(or --writes N), and the loop's "clock_nanosleep" instants (local
+decisions) equal the statistics' local ones.  Prints what it counted;
+exits 1 saying what is wrong.
+"""
+import argparse
+import collections
+import json
+import sys
+
+
+def fail(msg):
+    print("check_trace: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--stats")
+    ap.add_argument("--writes", type=int)
+    ap.add_argument("--loop", default="control_loop")
+    ap.add_argument("--drops", action="store_true",
+                    help="a ring too small: events dropped, counted, the file whole")
+    a = ap.parse_args()
+
+    try:
+        with open(a.trace) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail("%s does not parse: %s" % (a.trace, e))
+    evs = doc.get("traceEvents")
+    if not isinstance(evs, list) or not evs:
+        fail("no traceEvents")
+    dropped = int(doc.get("otherData", {}).get("dropped", "-1"))
+    if a.drops and dropped <= 0:
+        fail("dropped=%d: the small ring dropped nothing" % dropped)
+    if not a.drops and dropped != 0:
+        fail("dropped=%d (the otherData of a complete trace says 0)" % dropped)
+
+    names = {}
+    process = None
+    for e in evs:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            names[e["tid"]] = e["args"]["name"]
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            process = e["args"]["name"]
+    if not process:
+        fail("no process_name")
+    loop = [t for t, n in names.items() if n == a.loop]
+    helpers = [t for t, n in names.items() if n.startswith("rtoffload/")]
+    if len(loop) != 1 or not helpers:
+        fail("tracks: loop %s helpers %s (names %s)" % (loop, helpers, names))
+    loop = loop[0]
+
+    open_b = collections.defaultdict(list)
+    flows_s, flows_f = collections.Counter(), collections.Counter()
+    caller_writes = helper_writes = local_sleeps = naps = 0
+    queued = collections.Counter()
+    traps = collections.Counter()
+    for e in evs:
+        ph = e.get("ph")
+        if ph != "M" and not isinstance(e.get("ts"), (int, float)):
+            fail("an event without ts: %s" % e)
+        if ph != "M" and e.get("tid") not in names:
+            fail("an event on an unnamed track: %s" % e)
+        if ph == "X":
+            if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
+                fail("a slice without its duration: %s" % e)
+            if e["name"] == "write" and e["tid"] == loop and e["cat"] == "offload":
+                caller_writes += 1
+            if e["name"] == "write" and e["tid"] in helpers and e["cat"] == "helper":
+                helper_writes += 1
+            if e["name"] == "nap" and e["tid"] in helpers and e["cat"] == "predict":
+                naps += 1
+            if e["tid"] == loop and e["cat"] == "trap":
+                traps[e["name"]] += 1
+        elif ph == "B":
+            open_b[e["tid"]].append(e)
+        elif ph == "E":
+            if not open_b[e["tid"]]:
+                fail("an end without its begin: %s" % e)
+            open_b[e["tid"]].pop()
+        elif ph == "s":
+            flows_s[e["id"]] += 1
+        elif ph == "f":
+            flows_f[e["id"]] += 1
+        elif ph == "i" and e["tid"] == loop and e["cat"] == "local":
+            local_sleeps += e["name"] == "clock_nanosleep"
+        elif ph == "i" and e["tid"] == loop and e["cat"] == "async":
+            queued[e["name"]] += 1
+    for tid, stack in open_b.items():
+        if stack:
+            fail("a begin without its end on %s: %s" % (tid, stack[-1]))
+    if a.drops:
+        # Each side drops on its own: what is left is whole, and fewer.
+        marks = sum(e["args"]["events"] for e in evs
+                    if e.get("ph") == "i" and e.get("cat") == "trace")
+        print("caller_writes=%d dropped=%d dropped_marks=%d stats_writes=%s"
+              % (caller_writes, dropped, marks, a.writes))
+        if marks != dropped:
+            fail("drops not counted as written: %d marks, %d dropped" % (marks, dropped))
+        return
+    if flows_s != flows_f:
+        fail("flows unmatched: %d starts, %d finishes, %d ids differ"
+             % (sum(flows_s.values()), sum(flows_f.values()),
+                len(set(flows_s.items()) ^ set(flows_f.items()))))
+
+    want_w, want_l, want_async, want_naps, want_traps = a.writes, None, {}, None, {}
+    if a.stats:
+        with open(a.stats) as f:
+            st = json.load(f)
+        calls = {c["name"]: c for c in st["calls"]}
+        want_w = calls.get("write", {}).get("offloaded", 0)
+        want_l = calls.get("clock_nanosleep", {}).get("local", 0)
+        want_async = {n: c["async"] for n, c in calls.items() if c.get("async")}
+        want_naps = st.get("predict", {}).get("naps")
+        want_traps = {s["name"]: s["trapped"] for s in st.get("syscalls", []) if s["trapped"]}
+    print("events=%d tracks=%d caller_writes=%d helper_writes=%d flows=%d local_sleeps=%d "
+          "stats_writes=%s stats_local_sleeps=%s"
+          % (len(evs), len(names), caller_writes, helper_writes, sum(flows_s.values()),
+             local_sleeps, want_w, want_l))
+    if want_w is None or want_w <= 0:
+        fail("nothing to compare with")
+    if caller_writes != want_w or helper_writes != want_w:
+        fail("write slices: caller %d helper %d, statistics %d"
+             % (caller_writes, helper_writes, want_w))
+    if sum(flows_s.values()) < want_w:
+        fail("fewer flows (%d) than offloads (%d)" % (sum(flows_s.values()), want_w))
+    if want_l is not None and local_sleeps != want_l:
+        fail("clock_nanosleep instants %d, statistics' local %d" % (local_sleeps, want_l))
+    print("async=%s stats_async=%s naps=%d stats_naps=%s"
+          % (dict(queued), want_async, naps, want_naps))
+    print("traps=%s stats_traps=%s" % (dict(traps), want_traps))
+    if a.stats and dict(traps) != want_traps:
+        fail("trap slices %s, statistics' trapped %s" % (dict(traps), want_traps))
+    if a.stats and dict(queued) != want_async:
+        fail("async instants %s, statistics' async %s" % (dict(queued), want_async))
+    # A nap is counted when it begins and traced when it ends: the one in
+    # progress at exit, and one begun after the statistics were written.
+    if want_naps is not None and abs(naps - want_naps) > 2:
+        fail("nap slices %d, statistics' naps %d" % (naps, want_naps))
+
+
+main()

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# trace=lttng (issue 33): a real LTTng session traces trace_child's marked
+# loop, and babeltrace2's events match the program's own statistics:
+# check_lttng.py counts them (offload_request/return and helper_begin/end
+# of "write" equal the statistics' offloaded writes, each id seen on both
+# sides; "local" of clock_nanosleep equals its local count).  The loop runs
+# under the seccomp witness: with the tracepoints enabled its calls make no
+# system call but futex.
+#
+# The session daemon is private: started with --daemonize for the test
+# only, as an unprivileged user (nobody) when run as root, with LTTNG_HOME
+# in a temporary directory (a per-user daemon keeps its sockets there, so
+# it never meets the machine's own root session daemon), and stopped at
+# the end.
+#
+# Usage: test_lttng.sh TRACE_CHILD CHECK_LTTNG_PY PYTHON3
+set -eu
+child=$1
+check=$2
+python=${3:-python3}
+
+for p in lttng-sessiond lttng babeltrace2 setpriv; do
+	command -v "$p" >/dev/null || { echo "FAIL: $p missing (.ci/deps installs lttng-tools, babeltrace2)"; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/rtoffload-lttng.XXXXXX)
+if [ "$(id -u)" -eq 0 ]; then
+	chown nobody "$dir"
+	as() { setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$dir" LTTNG_HOME="$dir" "$@"; }
+else
+	as() { env HOME="$dir" LTTNG_HOME="$dir" "$@"; }
+fi
+chmod 755 "$dir"
+
+stop() {
+	pid=$(cat "$dir/.lttng/lttng-sessiond.pid" 2>/dev/null || true)
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		i=0
+		while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
+	rm -rf "$dir"
+}
+trap stop EXIT
+
+as lttng-sessiond --daemonize --no-kernel
+as lttng create rto --output="$dir/out" >/dev/null
+# The read timer (LTTng's default for user space): the consumer wakes by
+# itself, the traced thread never writes to its wake-up pipe.
+as lttng enable-channel --userspace --read-timer=200000 rto >/dev/null
+as lttng enable-event --userspace --channel=rto 'rtoffload:*' >/dev/null
+as lttng start >/dev/null
+status=0
+as env RTOFFLOAD_OPTIONS="trace=lttng:fd_local=none:stats_file=$dir/stats.json" \
+	"$child" 300 witness >"$dir/child.out" 2>"$dir/child.err" || status=$?
+as lttng stop >/dev/null
+as lttng destroy >/dev/null
+cat "$dir/child.out"
+if [ $status -ne 0 ] || [ -s "$dir/child.err" ]; then
+	echo "FAIL: trace_child exited $status:"
+	cat "$dir/child.err"
+	exit 1
+fi
+grep -q "installed=1 .*other_syscalls=0 " "$dir/child.out" || {
+	echo "FAIL: the witness saw system calls other than futex with the tracepoints enabled"
+	exit 1
+}
+babeltrace2 "$dir/out" >"$dir/events.txt"
+"$python" "$check" "$dir/events.txt" "$dir/stats.json"

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A periodic marked loop for test_trace.c, run under trace_file= (and
+ * trace=lttng by test_lttng.sh).
+ *
+ * The loop thread (pinned to CPU 1 when there is one, SCHED_FIFO when
+ * allowed, marked) sleeps with clock_nanosleep (a local call: an instant
+ * in the trace) and makes one offloaded 64-byte write to /dev/null
+ * (fd_local=none) per 1 ms cycle.  With "witness", a seccomp filter on
+ * the loop's thread (as periodic_child.c's) counts every system call the
+ * write's wrapper makes other than futex, and every one the sleep's makes
+ * other than clock_nanosleep itself: the library's tracing on the caller's
+ * path must add none.  With "abort", the main thread calls abort() after
+ * the loop: the trace must still be complete.  With "burst", each cycle
+ * also makes 300 poll(NULL, 0, 0) calls (local: an instant each, and no
+ * helper to drain meanwhile), more than a small ring holds.  With
+ * "async", each cycle also logs a line with fprintf to /dev/null (run
+ * with policy=stdio:async: queued, an instant in the trace).  With "trap",
+ * after the loop, 15 raw getppid and 5 raw sync system calls, which the
+ * backstop traps.
+ *
+ * Usage: trace_child CYCLES [witness] [abort] [burst] [async] [trap]
+ * Prints: installed=0|1 cycles=N writes=N bad_writes=N other_syscalls=N other_nr=N
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "harness/raw_seccomp.h"
+#include "rtoffload.h"
+
+#define PERIOD_NS 1000000 /* 1 kHz */
+
+#if defined(__x86_64__)
+/* The one instruction the filter lets through: syscall6(nr, a..f). */
+__asm__(".pushsection .text\n"
+	".globl trace_syscall6\n"
+	".hidden trace_syscall6\n"
+	".type trace_syscall6,@function\n"
+	"trace_syscall6:\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov %rcx, %rdx\n"
+	"	mov %r8, %r10\n"
+	"	mov %r9, %r8\n"
+	"	mov 8(%rsp), %r9\n"
+	"	syscall\n"
+	".globl trace_syscall6_after\n"
+	".hidden trace_syscall6_after\n"
+	"trace_syscall6_after:\n"
+	"	ret\n"
+	".size trace_syscall6, .-trace_syscall6\n"
+	".popsection\n");
+long trace_syscall6(long nr, long a, long b, long c, long d, long e, long f);
+extern const char trace_syscall6_after[];
+
+/*
+ * The sanitizer runtimes map memory on the thread that needs it (see
+ * tests/test_witness.c); those are theirs, not the library's.
+ */
+static int sanitizer_own(long nr)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_madvise || nr == SYS_mprotect;
+#else
+	(void)nr;
+	return 0;
+#endif
+}
+
+/* The system calls a window of the loop made, other than futex and the one it allows. */
+static _Atomic long seen_other, other_nr, allowed_nr = -1;
+
+static void on_sigsys(int sig, siginfo_t *si, void *vctx)
+{
+	(void)sig;
+	ucontext_t *ctx = vctx;
+	greg_t *g = ctx->uc_mcontext.gregs;
+	long nr = si->si_syscall;
+
+	if (nr != SYS_futex && nr != atomic_load(&allowed_nr) && !sanitizer_own(nr)) {
+		atomic_fetch_add(&seen_other, 1);
+		atomic_store(&other_nr, nr);
+	}
+	g[REG_RAX] = trace_syscall6(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8],
+				    g[REG_R9]);
+}
+
+static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+/* Unmarked, before the loop's thread starts (no_new_privs is inherited). */
+static void prepare_witness(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (libc)
+		libc_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
+			libc, "sigaction");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		libc_sigaction = NULL;
+}
+
+static int install_witness(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)trace_syscall6_after;
+	uint32_t lo = (uint32_t)ip, hi = (uint32_t)(ip >> 32);
+	/* seccomp_data.instruction_pointer: after the syscall instruction (or at it). */
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 6, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo - 2, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(insn) / sizeof(insn[0]), .filter = insn};
+	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
+
+	/*
+	 * libc's own sigaction, not the library's: its trampoline would note
+	 * our SIGSYS as a signal that interrupted the offloaded call, and the
+	 * caller would then ask the kernel for its flags (signals.c), a system
+	 * call caused by the witness itself.  Found, and no_new_privs set, by
+	 * main() before the loop is marked: nothing here is a traced call.
+	 */
+	sigemptyset(&sa.sa_mask);
+	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0)
+		return -1;
+	/* Raw: a filter installed through libc makes the library run our calls here. */
+	return (int)raw_seccomp_filter(&prog);
+}
+#endif
+
+static long cycles_max;
+static int with_witness, burst, async_log, traps;
+
+#if defined(__x86_64__)
+/* A system call behind the library's back: backstop=on traps it. */
+static long raw_syscall0(long nr)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "0"(nr) : "rcx", "r11", "memory");
+	return ret;
+}
+#endif
+
+struct result {
+	int installed;
+	long cycles, writes, bad_writes, other, other_nr;
+};
+
+/* Run the window [a call] and count what it made that it should not have. */
+#define WINDOW(res, allowed, call)                                \
+	do {                                                      \
+		atomic_store(&allowed_nr, (allowed));             \
+		long o0_ = atomic_load(&seen_other);              \
+		call;                                             \
+		long o_ = atomic_load(&seen_other) - o0_;         \
+		atomic_store(&allowed_nr, -1);                    \
+		(res)->other += o_;                               \
+		if (o_)                                           \
+			(res)->other_nr = atomic_load(&other_nr); \
+	} while (0)
+
+static void *loop(void *arg)
+{
+	struct result *res = arg;
+	struct sched_param sp = {.sched_priority = 50};
+	cpu_set_t one;
+	char buf[64] = {0};
+
+	prctl(PR_SET_NAME, "control_loop", 0, 0, 0);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* when allowed */
+	if (rt_offload_mark_thread() != 0)
+		return NULL;
+		/*
+		 * The witness right after the mark, before the thread's first traced
+		 * event (its open): a tracer that sets up per-thread state at a
+		 * thread's first event is watched too.
+		 */
+#if defined(__x86_64__)
+	if (with_witness)
+		res->installed = install_witness() == 0;
+#endif
+	int fd;
+	WINDOW(res, -1, fd = open("/dev/null", O_WRONLY | O_CLOEXEC));
+	if (fd < 0)
+		return NULL;
+	FILE *log = async_log ? fopen("/dev/null", "w") : NULL;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	while (res->cycles < cycles_max) {
+		t.tv_nsec += PERIOD_NS;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_nsec -= 1000000000;
+			t.tv_sec++;
+		}
+		WINDOW(res, SYS_clock_nanosleep,
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL));
+		res->cycles++;
+		ssize_t n;
+		WINDOW(res, -1, n = write(fd, buf, sizeof(buf)));
+		res->writes++;
+		if (log)
+			fprintf(log, "cycle %ld\n", res->cycles);
+		for (int k = 0; burst && k < 300; k++)
+			poll(NULL, 0, 0);
+		res->bad_writes += n != (ssize_t)sizeof(buf);
+	}
+	if (log)
+		fclose(log);
+#if defined(__x86_64__)
+	for (int k = 0; traps && k < 20; k++) /* 20 local (getppid), 5 offloaded (sync) */
+		raw_syscall0(k < 15 ? SYS_getppid : SYS_sync);
+#endif
+	rt_offload_unmark_thread();
+	close(fd);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct result res = {0};
+	pthread_t t;
+	int do_abort = 0;
+
+	if (argc < 2)
+		return 2;
+	cycles_max = atol(argv[1]);
+	for (int i = 2; i < argc; i++) {
+		with_witness |= strcmp(argv[i], "witness") == 0;
+		do_abort |= strcmp(argv[i], "abort") == 0;
+		burst |= strcmp(argv[i], "burst") == 0;
+		async_log |= strcmp(argv[i], "async") == 0;
+		traps |= strcmp(argv[i], "trap") == 0;
+	}
+#if defined(__x86_64__)
+	if (with_witness)
+		prepare_witness();
+#endif
+	if (pthread_create(&t, NULL, loop, &res) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	printf("installed=%d cycles=%ld writes=%ld bad_writes=%ld other_syscalls=%ld "
+	       "other_nr=%ld\n",
+	       res.installed, res.cycles, res.writes, res.bad_writes, res.other, res.other_nr);
+	fflush(stdout);
+	if (do_abort)
+		abort();
+	return 0;
+}
