@@ -516,7 +516,7 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + entry_size(len));
-	rto_stats_async(fn); /* and one more queued */
+	rto_stats_async(fn);	  /* and one more queued */
 	rto_trace_async(fn, len); /* trace.c */
 	arm(r);
 }

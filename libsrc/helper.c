@@ -667,7 +667,7 @@ static void *worker_main(void *arg)
 				free_deferred(q);
 				rto_pool_events_flush(0);
 			}
-			rto_trace_helper_idle(); /* trace_file=: the rings to the file */
+			rto_trace_helper_idle();  /* trace_file=: the rings to the file */
 			if (idle(q, caller_here)) /* kept till the next call: not after a watch's
 						     wake */
 				break;
