@@ -273,10 +273,16 @@ Test(memory, mallinfo2_trim_and_stats_see_the_pool)
 	run(MEM_CHILD, "info", "malloc=pool:pool_kb=1024", &pr);
 	assert_exit0(&pr);
 	cr_expect_geq(kv(pr.out, "pool_arena_kb", -1), 1023, "%s", pr.out);
-	cr_expect_geq(kv(pr.out, "in_use_grew", -1), 100000, "%s", pr.out);
+	/*
+	 * mallinfo2 is the process's: a library thread (a helper, the stall
+	 * watchdog's probe starting) may hold a few KiB of glibc's heap for a
+	 * moment between two looks (seen: 3,168 bytes, one run in three).  The
+	 * pool's 100,000-byte block still shows, or neither bound holds.
+	 */
+	cr_expect_geq(kv(pr.out, "in_use_grew", -1), 100000 - 8192, "%s", pr.out);
 	cr_expect_eq(kv(pr.out, "trim", -1), 1, "%s", pr.out);
 	cr_expect_eq(kv(pr.out, "kept", -1), 1, "%s", pr.out);
-	cr_expect_geq(kv(pr.out, "in_use_fell", -1), 100000, "%s", pr.out);
+	cr_expect_geq(kv(pr.out, "in_use_fell", -1), 100000 - 8192, "%s", pr.out);
 	cr_expect_not_null(strstr(pr.err, "malloc=pool: 1 pools, system bytes = "), "%s", pr.err);
 	cr_expect_not_null(strstr(pr.err, "Total (incl. mmap)"), "glibc's own part: %s", pr.err);
 }
