@@ -32,7 +32,8 @@
  * against their windows (stats=1, and stats_file's "predict").
  *
  * A thread that says when its sleep ends (clock_nanosleep, nanosleep,
- * usleep: wake_hint.h) gets better: its next burst cannot come before
+ * usleep, a timerfd read; or a timed wait whose timeout paces it, poll or
+ * a condition variable: wake_hint.h) gets better: its next burst cannot come before
  * that, so the window opens `window + lateness` before the announced wake
  * and stays open `arrive_ns` (the 99th percentile of how late its last
  * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up;
@@ -365,7 +366,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * RTO_REQ_BURST_NS a cycle for nothing; every 64th burst it is
 		 * tried again.
 		 */
-		uint64_t w = rto_wake_hinted(s, e->key, now);
+		int bound;
+		uint64_t w = rto_wake_hinted_bound(s, e->key, now, &bound);
 		int waiting = now < e->last_done + RTO_REQ_BURST_NS;
 		if (e->hinted && e->word_judged != e->last_start && (w > e->last_t0 || !waiting)) {
 			e->word_judged = e->last_start; /* its word came in time, or not */
@@ -391,7 +393,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 */
 		uint64_t lo = 0, hi = 0;
 		int regular = periodic(e, &lo, &hi);
-		if (!regular && !(e->hinted && w > e->last_t0)) {
+		if (!regular && !(e->hinted && w > e->last_t0 && !bound)) {
 			irregular = 1;
 			continue;
 		}
@@ -422,6 +424,16 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * it late by about arrive_ns.
 		 */
 		int hinted = w > e->last_t0 && (!regular || w >= e->last_start + lo - lo / 4);
+		/*
+		 * A wait's timeout (poll, a condition variable...) is when it
+		 * ends at the latest: an event may end it sooner.  Only when
+		 * it falls within the loop's own period (it is what paces the
+		 * loop) does it place the window; a longer one, a safety
+		 * timeout of an event-driven loop, would nap through the
+		 * event.
+		 */
+		if (hinted && bound && (!regular || w > e->last_start + hi))
+			hinted = 0;
 		if (hinted) {
 			/*
 			 * At most an eighth of its period: a VM's stall is no
