@@ -20,7 +20,8 @@
  * timeout of the period, in whole milliseconds), timerfd (a blocking
  * read() of a timerfd armed with the period) or cond
  * (pthread_cond_timedwait, never signalled, on a CLOCK_MONOTONIC
- * condition variable, to an absolute deadline).  Prints key=value words: cycles, calls,
+ * condition variable, to an absolute deadline) or sigtimedwait (for a
+ * blocked signal that never comes, a period at most).  Prints key=value words: cycles, calls,
  * bad_writes (a write that did not return 64), clean_run (the longest run of calls with no system
  * call), calls_with_syscall, futex_calls (calls that made a futex call),
  * wake_calls (calls that made a FUTEX_WAKE: a helper had to be woken),
@@ -170,6 +171,12 @@ static int waiter_init(void)
 		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 		return pthread_cond_init(&w.cond, &a);
 	}
+	if (!strcmp(wait_how, "sigtimedwait")) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		return pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
 	return strcmp(wait_how, "sleep") ? -1 : 0;
 }
 
@@ -184,6 +191,12 @@ static void wait_next(const struct timespec *t)
 	} else if (w.tfd >= 0) {
 		if (read(w.tfd, &n, sizeof(n)) != (ssize_t)sizeof(n))
 			abort();
+	} else if (!strcmp(wait_how, "sigtimedwait")) {
+		struct timespec rel = {0, period_ns};
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigtimedwait(&set, NULL, &rel); /* EAGAIN: nothing came, as planned */
 	} else if (!strcmp(wait_how, "cond")) {
 		pthread_mutex_lock(&w.mutex);
 		while (pthread_cond_timedwait(&w.cond, &w.mutex, t) == 0) /* never signalled */

@@ -209,6 +209,11 @@ Test(periodic, a_loop_waiting_by_pthread_cond_timedwait_says_when, .timeout = TE
 {
 	hinted_loop("cond", "");
 }
+
+Test(periodic, a_loop_waiting_by_sigtimedwait_with_a_timeout_says_when, .timeout = TEST_TIMEOUT)
+{
+	hinted_loop("sigtimedwait", "");
+}
 #else
 Test(periodic, witness_needs_x86_64)
 {
