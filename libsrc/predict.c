@@ -275,9 +275,20 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		 */
 		uint64_t w = rto_wake_hinted(s, key, t0);
 		e->hinted = w && w > e->last_start;
-		if (e->hinted && w <= t0) {
-			uint64_t late =
-				t0 - w < RTO_PRED_OVERSHOOT_MAX ? t0 - w : RTO_PRED_OVERSHOOT_MAX;
+		/*
+		 * A loop that says its next wake as soon as it woke (it drains
+		 * its timerfd when epoll says it fired, then calls): the word
+		 * is the next one already, and the wake this burst followed is
+		 * the one its last burst saw.
+		 */
+		uint64_t ended = w;
+		if (e->hinted && w > t0 && e->word_seen > e->last_start && e->word_seen <= t0)
+			ended = e->word_seen;
+		e->word_seen = w;
+		if (e->hinted && ended <= t0) {
+			uint64_t late = t0 - ended < RTO_PRED_OVERSHOOT_MAX
+						? t0 - ended
+						: RTO_PRED_OVERSHOOT_MAX;
 			s->arrive[s->narrive++ % RTO_PRED_ARRIVES] = (uint32_t)late;
 			s->arrive_ns = percentile(s->arrive, s->narrive, RTO_PRED_ARRIVES,
 						  RTO_PRED_ARRIVE_PCT, RTO_PRED_OVERSHOOT_0);

@@ -213,6 +213,25 @@ Test(predict, a_jittered_loop_that_announces_its_sleep_gets_its_window_at_the_wa
 		     (unsigned long)(p.poll_until - p.sleep_until));
 }
 
+/*
+ * A loop that drains its timerfd when epoll says it fired, then calls:
+ * its read says the next expiry, so each burst's word is the next wake
+ * already.  How late it calls after the wake it followed is still learnt
+ * (the word its last burst saw).
+ */
+Test(predict, a_loop_that_says_its_next_wake_on_waking_learns_its_lateness)
+{
+	uint64_t w = T_BASE;
+
+	for (unsigned k = 0; k < 60; k++) {
+		uint64_t t0 = w + ARRIVE_LATE;
+		w += PERIOD;
+		hint(KEY, w); /* the draining read, before the call */
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
+	}
+	cr_assert_eq(pred.arrive_ns, ARRIVE_LATE);
+}
+
 Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
 {
 	uint64_t next, end = jittered_loop(60, &next);
