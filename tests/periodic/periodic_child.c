@@ -20,7 +20,8 @@
  * timeout of the period, in whole milliseconds), timerfd (a blocking
  * read() of a timerfd armed with the period) or cond
  * (pthread_cond_timedwait, never signalled, on a CLOCK_MONOTONIC
- * condition variable, to an absolute deadline) or sigtimedwait (for a
+ * condition variable, to an absolute deadline; condclock: the same with
+ * pthread_cond_clockwait) or sigtimedwait (for a
  * blocked signal that never comes, a period at most).  Prints key=value words: cycles, calls,
  * bad_writes (a write that did not return 64), clean_run (the longest run of calls with no system
  * call), calls_with_syscall, futex_calls (calls that made a futex call),
@@ -165,7 +166,7 @@ static int waiter_init(void)
 		w.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		return w.tfd >= 0 && timerfd_settime(w.tfd, 0, &its, NULL) == 0 ? 0 : -1;
 	}
-	if (!strcmp(wait_how, "cond")) {
+	if (!strcmp(wait_how, "cond") || !strcmp(wait_how, "condclock")) {
 		pthread_condattr_t a;
 		pthread_condattr_init(&a);
 		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -200,6 +201,11 @@ static void wait_next(const struct timespec *t)
 	} else if (!strcmp(wait_how, "cond")) {
 		pthread_mutex_lock(&w.mutex);
 		while (pthread_cond_timedwait(&w.cond, &w.mutex, t) == 0) /* never signalled */
+			;
+		pthread_mutex_unlock(&w.mutex);
+	} else if (!strcmp(wait_how, "condclock")) {
+		pthread_mutex_lock(&w.mutex);
+		while (pthread_cond_clockwait(&w.cond, &w.mutex, CLOCK_MONOTONIC, t) == 0)
 			;
 		pthread_mutex_unlock(&w.mutex);
 	} else {
