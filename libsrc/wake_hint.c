@@ -103,8 +103,11 @@ void rto_wake_after_ns(uint64_t ns)
 
 /*
  * A blocking read of a timerfd ends at its next expiry (one already due
- * and not read: at once, and the word says a little late, the cost of one
- * badly placed window).  A non-blocking one does not wait: nothing.
+ * and not read: at once, and the word says a period late, the cost of one
+ * badly placed window).  A read that drains a timerfd epoll said had
+ * fired does not wait, but the loop's next calls come after the next
+ * expiry all the same: the same word (predict.c learns how late they
+ * come from the word its last burst saw).
  */
 void rto_wake_on_read(int fd)
 {
