@@ -6,11 +6,20 @@
  * clock and makes 1 or 3 offloaded 64-byte writes to /dev/null
  * (fd_local=none) per cycle: 1 kHz, 10 kHz, and 1 kHz with the period
  * drawn in +-20% each cycle; and two 1 kHz loops on that CPU, FIFO 80 and
- * 79, half a period apart, one call each.  Three helper configurations, one after the
- * other for each loop (the same run, the same moment's machine):
+ * 79, half a period apart, one call each.  Then 1 kHz loops that wait
+ * otherwise (issue 30): a blocking read() of a periodic timerfd,
+ * epoll_wait() with no timeout on that timerfd (then a read to drain it),
+ * pthread_cond_timedwait() to an absolute deadline (CLOCK_MONOTONIC,
+ * never signalled), and a 10 kHz loop that busy-waits for its next
+ * 100 us on the clock (nothing announced).  Four helper configurations,
+ * one after the other for each loop (the same run, the same moment's
+ * machine):
  *   defaults     helper_wake=predict
- *   polling      helper_wake=idle:helper_idle_us=10000000 (never sleeps)
+ *   polling      helper_wake=idle:helper_idle_us=2000000 (never sleeps)
+ *   idle         helper_wake=idle (polls helper_idle_us, then sleeps)
  *   idle_us=0    helper_wake=idle:helper_idle_us=0 (sleeps at once)
+ * The timerfd loops run with fd_local=anon: the timerfd's read runs on
+ * the loop's thread, the write to /dev/null is offloaded.
  * Reported per call: p50, p99, p99.9, max; and the helpers' CPU time
  * (the "rtoffload/N" threads) over the measured cycles, in % of one CPU.
  *
@@ -30,26 +39,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rtoffload.h"
 
+/* How a loop waits for its next cycle. */
+enum wait { W_SLEEP, W_TIMERFD, W_EPOLL, W_COND, W_BUSY };
+
 static const struct loop {
 	const char *name;
 	unsigned period_us, calls, jitter_pct, threads; /* threads: loops side by side */
+	enum wait wait;
 } loops[] = {
-	{"1kHz-1call", 1000, 1, 0, 1},	     {"1kHz-3calls", 1000, 3, 0, 1},
-	{"10kHz-1call", 100, 1, 0, 1},	     {"10kHz-3calls", 100, 3, 0, 1},
-	{"1kHz+-20%-1call", 1000, 1, 20, 1}, {"1kHz+-20%-3calls", 1000, 3, 20, 1},
-	{"2x1kHz-1call", 1000, 1, 0, 2},
+	{"1kHz-1call", 1000, 1, 0, 1, W_SLEEP},
+	{"1kHz-3calls", 1000, 3, 0, 1, W_SLEEP},
+	{"10kHz-1call", 100, 1, 0, 1, W_SLEEP},
+	{"10kHz-3calls", 100, 3, 0, 1, W_SLEEP},
+	{"1kHz+-20%-1call", 1000, 1, 20, 1, W_SLEEP},
+	{"1kHz+-20%-3calls", 1000, 3, 20, 1, W_SLEEP},
+	{"2x1kHz-1call", 1000, 1, 0, 2, W_SLEEP},
+	{"1kHz-timerfd-read", 1000, 1, 0, 1, W_TIMERFD},
+	{"1kHz-epoll-timerfd", 1000, 1, 0, 1, W_EPOLL},
+	{"1kHz-condwait", 1000, 1, 0, 1, W_COND},
+	{"10kHz-busywait", 100, 1, 0, 1, W_BUSY},
 };
 
 static const struct column {
 	const char *name, *options;
 } columns[] = {
 	{"defaults", "fd_local=none"},
-	{"polling", "fd_local=none:helper_wake=idle:helper_idle_us=10000000"},
+	{"polling", "fd_local=none:helper_wake=idle:helper_idle_us=2000000"},
+	{"idle", "fd_local=none:helper_wake=idle"},
 	{"idle_us=0", "fd_local=none:helper_wake=idle:helper_idle_us=0"},
 };
 
@@ -69,6 +92,7 @@ static uint64_t rnd(void)
 /* One loop's thread: its period, its phase, its samples. */
 struct loop_thread {
 	unsigned period_us, calls, jitter;
+	enum wait wait;
 	unsigned long warm, cycles;
 	struct timespec start; /* its first wake is one period after */
 	int fd;
@@ -84,14 +108,90 @@ static void add_ns(struct timespec *t, long ns)
 		t->tv_nsec -= 1000000000L, t->tv_sec++;
 }
 
+/* What the loop waits on: made after it is marked, as a program's loop would. */
+struct waiter {
+	int tfd, epfd;
+	pthread_cond_t cond;
+	pthread_mutex_t mutex;
+};
+
+static int waiter_init(struct waiter *w, const struct loop_thread *l)
+{
+	struct itimerspec its = {.it_value = l->start, .it_interval = {0, l->period_us * 1000L}};
+	struct epoll_event ev = {.events = EPOLLIN};
+	pthread_condattr_t a;
+
+	*w = (struct waiter){.tfd = -1, .epfd = -1};
+	pthread_mutex_init(&w->mutex, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &a);
+	if (l->wait != W_TIMERFD && l->wait != W_EPOLL)
+		return 0;
+	/* The first expiry a period after start, as the sleeping loop's first wake. */
+	add_ns(&its.it_value, (long)l->period_us * 1000);
+	w->tfd = timerfd_create(CLOCK_MONOTONIC,
+				TFD_CLOEXEC | (l->wait == W_EPOLL ? TFD_NONBLOCK : 0));
+	if (w->tfd < 0 || timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+		return -1;
+	if (l->wait == W_TIMERFD)
+		return 0;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = w->tfd;
+	return w->epfd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ev) == 0 ? 0 : -1;
+}
+
+static void waiter_done(struct waiter *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->tfd >= 0)
+		close(w->tfd);
+	pthread_cond_destroy(&w->cond);
+}
+
+/* Until next (CLOCK_MONOTONIC), in the loop's way. */
+static int wait_next(struct waiter *w, enum wait how, const struct timespec *next)
+{
+	struct epoll_event ev;
+	struct timespec now;
+	uint64_t n;
+
+	switch (how) {
+	case W_TIMERFD:
+		return read(w->tfd, &n, sizeof(n)) == sizeof(n) ? 0 : -1;
+	case W_EPOLL:
+		if (epoll_wait(w->epfd, &ev, 1, -1) != 1)
+			return -1;
+		return read(w->tfd, &n, sizeof(n)) == sizeof(n) ? 0 : -1;
+	case W_COND:
+		pthread_mutex_lock(&w->mutex);
+		while (pthread_cond_timedwait(&w->cond, &w->mutex, next) == 0) /* never signalled */
+			;
+		pthread_mutex_unlock(&w->mutex);
+		return 0;
+	case W_BUSY:
+		do
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		while (now.tv_sec < next->tv_sec ||
+		       (now.tv_sec == next->tv_sec && now.tv_nsec < next->tv_nsec));
+		return 0;
+	case W_SLEEP:
+		break;
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+	return 0;
+}
+
 static void *run_loop(void *arg)
 {
 	struct loop_thread *l = arg;
 	struct timespec next = l->start;
 	char buf[64] = {0};
+	struct waiter w;
 	int nthreads;
 
-	if (rt_offload_mark_thread() != 0) {
+	if (rt_offload_mark_thread() != 0 || waiter_init(&w, l) != 0) {
 		l->failed = 1;
 		return NULL;
 	}
@@ -101,7 +201,8 @@ static void *run_loop(void *arg)
 			ns += (long)(rnd() % (2 * (uint64_t)ns * l->jitter / 100 + 1)) -
 			      ns * (long)l->jitter / 100;
 		add_ns(&next, ns);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (wait_next(&w, l->wait, &next) != 0)
+			l->failed = 1;
 		if (i == l->warm && l->first) {
 			l->cpu0 = h_threads_cpu_ns("rtoffload", &nthreads);
 			l->t0 = h_now_ns();
@@ -114,12 +215,15 @@ static void *run_loop(void *arg)
 				h_sample(&l->s, h_ticks() - a);
 		}
 	}
+	waiter_done(&w);
 	rt_offload_unmark_thread();
 	return NULL;
 }
 
 /*
- * --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES[,LOOPS]": LOOPS 2 adds a second
+ * --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES[,LOOPS[,WAIT]]": WAIT: how the
+ * loop waits (enum wait: 0 sleep, 1 timerfd read, 2 epoll on the timerfd,
+ * 3 condition variable, 4 busy-wait).  LOOPS 2 adds a second
  * loop of the same period at SCHED_FIFO 79 on the same CPU, half a
  * period out of phase (a control loop and a slower task beside it, both
  * marked): the helpers must follow two rhythms.  The samples are both
@@ -127,15 +231,15 @@ static void *run_loop(void *arg)
  */
 static int child_loop(void)
 {
-	unsigned period_us = 1000, calls = 1, jitter = 0, nloops = 1;
+	unsigned period_us = 1000, calls = 1, jitter = 0, nloops = 1, wait = W_SLEEP;
 	unsigned long cycles = 1000;
 	struct loop_thread l[2];
 	pthread_t second;
 	int nthreads;
 
-	if (sscanf(h_opt.arg, "%u,%u,%u,%lu,%u", &period_us, &calls, &jitter, &cycles, &nloops) <
-		    4 ||
-	    nloops < 1 || nloops > 2)
+	if (sscanf(h_opt.arg, "%u,%u,%u,%lu,%u,%u", &period_us, &calls, &jitter, &cycles, &nloops,
+		   &wait) < 4 ||
+	    nloops < 1 || nloops > 2 || wait > W_BUSY)
 		return 2;
 	unsigned long warm = cycles / 10 > 200 ? cycles / 10 : 200; /* the helpers learn */
 	h_lock_memory();
@@ -152,6 +256,7 @@ static int child_loop(void)
 		l[i] = (struct loop_thread){.period_us = period_us,
 					    .calls = calls,
 					    .jitter = jitter,
+					    .wait = (enum wait)wait,
 					    .warm = warm,
 					    .cycles = cycles,
 					    .start = start,
@@ -231,10 +336,11 @@ static struct cell run_cell(const struct loop *l, const struct column *c, unsign
 	struct cell out = {.ok = 0, .during_nap = -1, .bursts = -1};
 	char arg[64], stats[PATH_MAX], options[PATH_MAX + 128];
 
-	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu,%u", l->period_us, l->calls, l->jitter_pct, cycles,
-		 l->threads ? l->threads : 1);
+	snprintf(arg, sizeof(arg), "%u,%u,%u,%lu,%u,%u", l->period_us, l->calls, l->jitter_pct,
+		 cycles, l->threads ? l->threads : 1, (unsigned)l->wait);
 	snprintf(stats, sizeof(stats), "%s/periodic-stats.json", h_opt.tmp);
-	snprintf(options, sizeof(options), "%s:stats_file=%s", c->options, stats);
+	snprintf(options, sizeof(options), "%s%s:stats_file=%s", c->options,
+		 l->wait == W_TIMERFD || l->wait == W_EPOLL ? ":fd_local=anon" : "", stats);
 	struct h_reply r = h_child_run("loop", arg, 1, options, timeout_s);
 	read_predict(stats, &out);
 	const struct h_item *it = h_reply_get(&r, "rtt");
@@ -308,18 +414,19 @@ int main(int argc, char **argv)
 	}
 
 	/* The long always-polling run: does a throttling stall show in its maximum? */
-	static const struct loop one_khz = {"1kHz-1call", 1000, 1, 0, 1};
+	static const struct loop one_khz = {"1kHz-1call", 1000, 1, 0, 1, W_SLEEP};
 	unsigned long long_cycles = strcmp(h_opt.mode, "quick") == 0 ? 8000 : 30000;
 	struct cell poll_long = run_cell(&one_khz, &columns[1], long_cycles, 120);
-	printf("\n== %lu s always polling (helper_wake=idle:helper_idle_us=10000000), 1 kHz: a "
+	printf("\n== %lu s always polling (helper_wake=idle:helper_idle_us=2000000), 1 kHz: a "
 	       "throttled helper would show a ~50 ms max\n",
 	       long_cycles / 1000);
 	print_cell("1kHz-1call", "polling", &poll_long);
 
 	FILE *dat = h_data_file("periodic.dat");
 	if (dat) {
-		fprintf(dat, "# loop; per column (defaults, polling, idle_us=0): p50 us, p99 us, "
-			     "helpers' CPU %%\n");
+		fprintf(dat,
+			"# loop; per column (defaults, polling, idle, idle_us=0): p50 us, p99 us, "
+			"helpers' CPU %%\n");
 		for (size_t i = 0; i < NLOOPS; i++) {
 			fprintf(dat, "%s", loops[i].name);
 			for (size_t k = 0; k < NCOLUMNS; k++)

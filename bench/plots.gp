@@ -159,7 +159,7 @@ if (have("scale-helper-cpu.dat")) {
 if (have("periodic.dat")) {
 	set output out . "-periodic.png"
 	set terminal pngcairo size 1150,850 font "sans,10" noenhanced
-	set multiplot layout 2,1 title "Periodic loops: helper_wake=predict against always polling and sleeping at once\n" . machine
+	set multiplot layout 2,1 title "Periodic loops: helper_wake=predict against always polling, idle and sleeping at once\n" . machine
 	unset title
 	set style data histograms
 	set style histogram clustered gap 1
@@ -175,7 +175,8 @@ if (have("periodic.dat")) {
 	set xtics rotate by -20 left
 	plot dat("periodic.dat") using 4:xtic(1) title "defaults (predict)", \
 	     "" using 7 title "always polling", \
-	     "" using 10 title "helper_idle_us=0"
+	     "" using 10 title "helper_wake=idle", \
+	     "" using 13 title "helper_idle_us=0"
 	set logscale y
 	set yrange [*:*]
 	set ylabel "round trip, us (log)"
@@ -183,8 +184,10 @@ if (have("periodic.dat")) {
 	     "" using 3 title "p99 defaults" lc 1 fs pattern 4, \
 	     "" using 5 title "p50 polling" lc 2, \
 	     "" using 6 title "p99 polling" lc 2 fs pattern 4, \
-	     "" using 8 title "p50 idle_us=0" lc 3, \
-	     "" using 9 title "p99 idle_us=0" lc 3 fs pattern 4
+	     "" using 8 title "p50 idle" lc 4, \
+	     "" using 9 title "p99 idle" lc 4 fs pattern 4, \
+	     "" using 11 title "p50 idle_us=0" lc 3, \
+	     "" using 12 title "p99 idle_us=0" lc 3 fs pattern 4
 	unset multiplot
 	unset logscale y
 	set style data lines

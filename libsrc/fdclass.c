@@ -44,6 +44,7 @@
 #include "callsite.h"
 #include "resolve.h"
 #include "fdclass.h"
+#include "timerfd_track.h"
 #include "real.h"
 
 #include "rtoffload.h"
@@ -245,6 +246,7 @@ void rto_fd_forget(int fd)
 
 	if (hook)
 		hook(fd);
+	rto_timerfd_forget(fd); /* no longer the timerfd a read's wake word came from */
 	if (fd < 0 || fd >= FD_MAX || RTO_LIKELY(!CMM_LOAD_SHARED(table_used)))
 		return;
 	uatomic_add(&table[fd], GEN_ONE); /* class bits stay; the generation moves on */

@@ -201,7 +201,7 @@ static int take_call_signal(int err)
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
 	sigaddset(&set, SIGXFSZ);
-	int sig = sigtimedwait(&set, NULL, &zero);
+	int sig = rto_real_sigtimedwait(&set, NULL, &zero);
 	return sig > 0 ? sig : 0;
 }
 

@@ -32,7 +32,8 @@
  * against their windows (stats=1, and stats_file's "predict").
  *
  * A thread that says when its sleep ends (clock_nanosleep, nanosleep,
- * usleep: wake_hint.h) gets better: its next burst cannot come before
+ * usleep, a timerfd read; or a timed wait whose timeout paces it, poll or
+ * a condition variable: wake_hint.h) gets better: its next burst cannot come before
  * that, so the window opens `window + lateness` before the announced wake
  * and stays open `arrive_ns` (the 99th percentile of how late its last
  * hinted bursts came after their wakes: its own vCPU's or CPU's wake-up;
@@ -274,9 +275,20 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		 */
 		uint64_t w = rto_wake_hinted(s, key, t0);
 		e->hinted = w && w > e->last_start;
-		if (e->hinted && w <= t0) {
-			uint64_t late =
-				t0 - w < RTO_PRED_OVERSHOOT_MAX ? t0 - w : RTO_PRED_OVERSHOOT_MAX;
+		/*
+		 * A loop that says its next wake as soon as it woke (it drains
+		 * its timerfd when epoll says it fired, then calls): the word
+		 * is the next one already, and the wake this burst followed is
+		 * the one its last burst saw.
+		 */
+		uint64_t ended = w;
+		if (e->hinted && w > t0 && e->word_seen > e->last_start && e->word_seen <= t0)
+			ended = e->word_seen;
+		e->word_seen = w;
+		if (e->hinted && ended <= t0) {
+			uint64_t late = t0 - ended < RTO_PRED_OVERSHOOT_MAX
+						? t0 - ended
+						: RTO_PRED_OVERSHOOT_MAX;
 			s->arrive[s->narrive++ % RTO_PRED_ARRIVES] = (uint32_t)late;
 			s->arrive_ns = percentile(s->arrive, s->narrive, RTO_PRED_ARRIVES,
 						  RTO_PRED_ARRIVE_PCT, RTO_PRED_OVERSHOOT_0);
@@ -365,7 +377,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * RTO_REQ_BURST_NS a cycle for nothing; every 64th burst it is
 		 * tried again.
 		 */
-		uint64_t w = rto_wake_hinted(s, e->key, now);
+		int bound;
+		uint64_t w = rto_wake_hinted_bound(s, e->key, now, &bound);
 		int waiting = now < e->last_done + RTO_REQ_BURST_NS;
 		if (e->hinted && e->word_judged != e->last_start && (w > e->last_t0 || !waiting)) {
 			e->word_judged = e->last_start; /* its word came in time, or not */
@@ -391,7 +404,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 */
 		uint64_t lo = 0, hi = 0;
 		int regular = periodic(e, &lo, &hi);
-		if (!regular && !(e->hinted && w > e->last_t0)) {
+		if (!regular && !(e->hinted && w > e->last_t0 && !bound)) {
 			irregular = 1;
 			continue;
 		}
@@ -422,6 +435,16 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * it late by about arrive_ns.
 		 */
 		int hinted = w > e->last_t0 && (!regular || w >= e->last_start + lo - lo / 4);
+		/*
+		 * A wait's timeout (poll, a condition variable...) is when it
+		 * ends at the latest: an event may end it sooner.  Only when
+		 * it falls within the loop's own period (it is what paces the
+		 * loop) does it place the window; a longer one, a safety
+		 * timeout of an event-driven loop, would nap through the
+		 * event.
+		 */
+		if (hinted && bound && (!regular || w > e->last_start + hi))
+			hinted = 0;
 		if (hinted) {
 			/*
 			 * At most an eighth of its period: a VM's stall is no

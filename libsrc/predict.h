@@ -51,6 +51,7 @@ struct rto_pattern {
 	unsigned calls_cur;   /* calls in the current burst so far */
 	unsigned calls_prev;  /* calls in the burst before */
 	int hinted;	      /* its last burst came after a sleep it announced (wake_hint.h) */
+	uint64_t word_seen;   /* the end of that sleep as its word said at its last burst */
 	unsigned word_slow;   /* bursts in a row whose next word took longer than the wait */
 	uint64_t word_judged; /* last_start of the burst word_slow last judged */
 	int prio;	      /* its last call's priority (SCHED_FIFO; 0: other) */

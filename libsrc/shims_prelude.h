@@ -12,9 +12,10 @@
 #endif
 #include "rto.h"
 
-#include "real.h"	 /* rto_real_* and rto_fn_* (generated shims.h) */
-#include "async_adapt.h" /* async:NAME in calls.tbl */
-#include "wake_hint.h"	 /* wake: in calls.tbl */
+#include "real.h"	   /* rto_real_* and rto_fn_* (generated shims.h) */
+#include "async_adapt.h"   /* async:NAME in calls.tbl */
+#include "wake_hint.h"	   /* wake: and timeout: in calls.tbl */
+#include "timerfd_track.h" /* timerfd: in calls.tbl */
 
 /* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */
 static inline int rto_fd_of_dir(DIR *d)

@@ -356,8 +356,8 @@ void rto_signal_take_kick(void)
 
 	sigemptyset(&set);
 	sigaddset(&set, RTO_SIG_INTERRUPT);
-	sigtimedwait(&set, NULL, &zero); /* pending: taken; already handled: nothing */
-	if (on_interrupt)		 /* a mirror's signal taken here, unhandled: its look */
+	rto_real_sigtimedwait(&set, NULL, &zero); /* pending: taken; already handled: nothing */
+	if (on_interrupt) /* a mirror's signal taken here, unhandled: its look */
 		on_interrupt();
 }
 

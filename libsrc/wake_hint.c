@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A marked thread announces the end of its timed sleep (wake_hint.h).
- * The caller's path, just before it sleeps: no lock, no system call.
+ * A marked thread announces the end of its timed sleep, or of its timed
+ * wait at the latest (wake_hint.h).  The caller's path, just before it
+ * sleeps: no lock, no system call.
  */
 #include "wake_hint.h"
 #include "options_load.h"
@@ -9,6 +10,7 @@
 #include "transport.h"
 #include "signals.h"
 #include "futex.h"
+#include "timerfd_track.h"
 
 #include <time.h>
 
@@ -19,7 +21,7 @@
  * (the loop overran its period) ends it at once: now.  One too far for
  * the word says nothing.
  */
-static void announce(uint64_t at, uint64_t now)
+static void announce(uint64_t at, uint64_t now, uint64_t bound)
 {
 	uint16_t key = rto_req_key(&rto_self); /* as transport.c keys its requests */
 
@@ -27,7 +29,7 @@ static void announce(uint64_t at, uint64_t now)
 		at = now;
 	if (!rto_wake_fits(at, now))
 		return;
-	__atomic_store_n(&rto_q->predict.hint[key % RTO_PRED_HINTS], rto_wake_word(key, at),
+	__atomic_store_n(&rto_q->predict.hint[key % RTO_PRED_HINTS], rto_wake_word(key, at, bound),
 			 __ATOMIC_RELAXED);
 }
 
@@ -44,33 +46,51 @@ static int readable(clockid_t clk)
 	       clk == CLOCK_TAI;
 }
 
-void rto_wake_at_clock(clockid_t clk, int flags, const struct timespec *req)
+/* A timespec the program handed us, in ns; -1: unreadable, or one the call itself refuses. */
+static int64_t ts_ns(const struct timespec *p)
 {
-	struct timespec ts, c;
+	struct timespec ts;
 
-	if (!wanted() || !req || !readable(clk))
-		return;
-	/* A bad pointer: the sleep itself fails with EFAULT, as it would without us. */
-	if (rto_signal_copy_guarded(&ts, req, sizeof(ts)) != 0)
-		return;
+	/* A bad pointer: the call itself fails with EFAULT, as it would without us. */
+	if (rto_signal_copy_guarded(&ts, p, sizeof(ts)) != 0)
+		return -1;
 	/* EINVAL, or past what 64 bits of nanoseconds hold: the call says, not us. */
 	if (ts.tv_sec < 0 || (uint64_t)ts.tv_sec >= UINT64_MAX / NS_PER_S / 2 || ts.tv_nsec < 0 ||
 	    ts.tv_nsec >= (long)NS_PER_S)
-		return;
-	uint64_t t = (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec, now = rto_now_ns();
-	if (!(flags & TIMER_ABSTIME)) {
-		announce(now + t, now);
-		return;
-	}
+		return -1;
+	return (int64_t)((uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec);
+}
+
+/* An absolute time t on clk, announced on our clock. */
+static void announce_abs(clockid_t clk, uint64_t t, uint64_t bound)
+{
+	struct timespec c;
+	uint64_t now = rto_now_ns();
+
 	if (clk == CLOCK_MONOTONIC) {
-		announce(t, now);
+		announce(t, now, bound);
 		return;
 	}
 	if (clock_gettime(clk, &c) != 0)
 		return;
 	/* Another clock's deadline, as a distance from its now onto ours. */
 	uint64_t cn = (uint64_t)c.tv_sec * NS_PER_S + (uint64_t)c.tv_nsec;
-	announce(now + (t > cn ? t - cn : 0), now);
+	announce(now + (t > cn ? t - cn : 0), now, bound);
+}
+
+void rto_wake_at_clock(clockid_t clk, int flags, const struct timespec *req)
+{
+	if (!wanted() || !req || !readable(clk))
+		return;
+	int64_t t = ts_ns(req);
+	if (t < 0)
+		return;
+	if (!(flags & TIMER_ABSTIME)) {
+		uint64_t now = rto_now_ns();
+		announce(now + (uint64_t)t, now, 0);
+		return;
+	}
+	announce_abs(clk, (uint64_t)t, 0);
 }
 
 void rto_wake_after_ns(uint64_t ns)
@@ -78,5 +98,89 @@ void rto_wake_after_ns(uint64_t ns)
 	if (!wanted())
 		return;
 	uint64_t now = rto_now_ns();
-	announce(now + ns, now);
+	announce(now + ns, now, 0);
+}
+
+/*
+ * A blocking read of a timerfd ends at its next expiry (one already due
+ * and not read: at once, and the word says a period late, the cost of one
+ * badly placed window).  A read that drains a timerfd epoll said had
+ * fired does not wait, but the loop's next calls come after the next
+ * expiry all the same: the same word (predict.c learns how late they
+ * come from the word its last burst saw).
+ */
+void rto_wake_on_read(int fd)
+{
+	clockid_t clk;
+	uint64_t at;
+
+	if (!wanted() || rto_timerfd_next(fd, &clk, &at) != 0)
+		return;
+	announce_abs(clk, at, 0);
+}
+
+/* A relative timeout of ns (0: the call does not wait). */
+static void by_ns(uint64_t ns)
+{
+	if (!ns)
+		return;
+	uint64_t now = rto_now_ns();
+	announce(now + ns, now, RTO_WAKE_BOUND);
+}
+
+void rto_wake_by_ms(int ms)
+{
+	if (ms > 0 && wanted())
+		by_ns((uint64_t)ms * 1000000);
+}
+
+void rto_wake_by_tv(const struct timeval *tv)
+{
+	struct timeval v;
+
+	if (!tv || !wanted() || rto_signal_copy_guarded(&v, tv, sizeof(v)) != 0)
+		return;
+	if (v.tv_sec < 0 || v.tv_sec > INT32_MAX || v.tv_usec < 0 || v.tv_usec >= 1000000)
+		return; /* EINVAL: the call says */
+	by_ns((uint64_t)v.tv_sec * NS_PER_S + (uint64_t)v.tv_usec * 1000);
+}
+
+void rto_wake_by_ts(const struct timespec *ts)
+{
+	if (!ts || !wanted())
+		return;
+	int64_t t = ts_ns(ts);
+	if (t > 0)
+		by_ns((uint64_t)t);
+}
+
+void rto_wake_by_clock(clockid_t clk, const struct timespec *abs)
+{
+	if (!abs || !wanted() || !readable(clk))
+		return;
+	int64_t t = ts_ns(abs);
+	if (t >= 0)
+		announce_abs(clk, (uint64_t)t, RTO_WAKE_BOUND);
+}
+
+/*
+ * pthread_cond_timedwait's deadline is on the clock the condition
+ * variable was made with (pthread_condattr_setclock).  glibc (2.25 and
+ * later) keeps it in __wrefs, set only by pthread_cond_init: bit 1 is
+ * CLOCK_MONOTONIC, otherwise CLOCK_REALTIME, and reads it with a relaxed
+ * load as we do (nptl/pthread_cond_wait.c).  Another C library: no word.
+ */
+void rto_wake_by_cond(const pthread_cond_t *c, const struct timespec *abs)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+	unsigned wrefs;
+
+	if (!c || !abs || !wanted() ||
+	    rto_signal_copy_guarded(&wrefs, &c->__data.__wrefs, sizeof(wrefs)) != 0)
+		return;
+	rto_wake_by_clock(wrefs & 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME, abs);
+#else
+	(void)c;
+	(void)abs;
+#endif
 }

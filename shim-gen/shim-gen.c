@@ -52,6 +52,8 @@ struct call {
 	char stream[16];    /* "stream:S": its stream when no parameter is a FILE * (stdin) */
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	char wake[64];	    /* "wake:...": the call sleeps until a time its arguments give */
+	char timeout[64];   /* "timeout:...": it waits at most until a time they give */
+	char timerfd[16];   /* "timerfd:create|set": the call makes or arms a timerfd */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -156,6 +158,7 @@ static void parse_params(struct call *c, char *text)
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
  * flush  cancel  lock  callbacks:P,...  first  caller  spawn  stream:S  wake:...
+ * timeout:...  timerfd:create|set
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -191,11 +194,15 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->callbacks, sizeof(c->callbacks), "%s", t + 10);
 		} else if (!strncmp(t, "wake:", 5)) {
 			snprintf(c->wake, sizeof(c->wake), "%s", t + 5);
+		} else if (!strncmp(t, "timeout:", 8)) {
+			snprintf(c->timeout, sizeof(c->timeout), "%s", t + 8);
+		} else if (!strcmp(t, "timerfd:create") || !strcmp(t, "timerfd:set")) {
+			snprintf(c->timerfd, sizeof(c->timerfd), "%s", t + 8);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
 				"cancel, lock, teardown, dlerror, callbacks:, first, caller, "
-				"spawn, stream:, wake:)",
+				"spawn, stream:, wake:, timeout:, timerfd:create|set)",
 				c->name, t);
 		}
 	}
@@ -443,7 +450,7 @@ static int read_before(const char *item)
 
 static int annotated(const struct call *c)
 {
-	return c->forget[0] || c->born[0];
+	return c->forget[0] || c->born[0] || c->timerfd[0];
 }
 
 static void emit_forgets_before(FILE *o, const struct call *c)
@@ -508,6 +515,34 @@ static void emit_births(FILE *o, const struct call *c)
 	fprintf(o, "\t}\n");
 }
 
+static int has_param(const struct call *c, const char *name);
+
+/*
+ * "timerfd:create" (timerfd_create(clockid, flags)), "timerfd:set"
+ * (timerfd_settime(fd, flags, nv, ...)): the run function tells
+ * libsrc/timerfd_track.c what the timerfd will do, wherever the call ran,
+ * so that a marked thread's read of it can say when it ends.
+ */
+static void emit_timerfd(FILE *o, const struct call *c)
+{
+	const char *need[3] = {"clockid", "flags", NULL};
+
+	if (!c->timerfd[0])
+		return;
+	if (!strcmp(c->timerfd, "set")) {
+		need[0] = "fd";
+		need[2] = "nv";
+	}
+	for (int i = 0; i < 3; i++)
+		if (need[i] && !has_param(c, need[i]))
+			fail_at(c->line, "'%s': timerfd:%s needs a parameter %s", c->name,
+				c->timerfd, need[i]);
+	if (!strcmp(c->timerfd, "create"))
+		fprintf(o, "\trto_timerfd_created(a->ret, a->clockid, a->flags);\n");
+	else
+		fprintf(o, "\trto_timerfd_set(a->ret, a->fd, a->flags, a->nv);\n");
+}
+
 static void emit_run(FILE *o, const struct call *c, int is_void)
 {
 	fprintf(o, "static void rto_run_%s(void *p)\n{\n", c->name);
@@ -521,6 +556,7 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
 	fprintf(o, ");\n");
 	emit_forgets_after(o, c);
 	emit_births(o, c);
+	emit_timerfd(o, c);
 	fprintf(o, "}\n");
 }
 
@@ -541,8 +577,51 @@ static int has_param(const struct call *c, const char *name)
 }
 
 /*
+ * "timeout:ms=P" (poll's int milliseconds), "timeout:tv=P" (a relative
+ * struct timeval *), "timeout:ts=P" (a relative struct timespec *),
+ * "timeout:CLK,P" (an absolute timespec on CLK, a parameter or a
+ * CLOCK_ constant), "timeout:cond=C,P" (an absolute timespec on the clock
+ * of condition variable C): before a marked thread waits, it says until
+ * when at the latest (libsrc/wake_hint.h).
+ */
+static void emit_timeout(FILE *o, const struct call *c)
+{
+	char items[64], *save = NULL, *v[2];
+	int n = 0;
+
+	if (!c->timeout[0])
+		return;
+	snprintf(items, sizeof(items), "%s", c->timeout);
+	for (char *it = strtok_r(items, ",", &save); it && n < 2; it = strtok_r(NULL, ",", &save))
+		v[n++] = it;
+	static const struct {
+		const char *key, *fn;
+	} rel[] = {{"ms=", "rto_wake_by_ms"}, {"tv=", "rto_wake_by_tv"}, {"ts=", "rto_wake_by_ts"}};
+	for (size_t i = 0; n == 1 && i < sizeof(rel) / sizeof(rel[0]); i++)
+		if (!strncmp(v[0], rel[i].key, 3)) {
+			if (!has_param(c, v[0] + 3))
+				break;
+			fprintf(o, "\t%s(%s);\n", rel[i].fn, v[0] + 3);
+			return;
+		}
+	if (n == 2 && has_param(c, v[1])) {
+		if (!strncmp(v[0], "cond=", 5) && has_param(c, v[0] + 5)) {
+			fprintf(o, "\trto_wake_by_cond(%s, %s);\n", v[0] + 5, v[1]);
+			return;
+		}
+		if (has_param(c, v[0]) || !strncmp(v[0], "CLOCK_", 6)) {
+			fprintf(o, "\trto_wake_by_clock(%s, %s);\n", v[0], v[1]);
+			return;
+		}
+	}
+	fail_at(c->line, "'%s': timeout:%s: ms=P, tv=P, ts=P, CLK,P or cond=C,P of its parameters",
+		c->name, c->timeout);
+}
+
+/*
  * "wake:CLK,FLAGS,TS" (clock_nanosleep), "wake:TS" (a relative timespec),
- * "wake:us=US" (microseconds): before a marked thread sleeps, it says
+ * "wake:us=US" (microseconds), "wake:fd=FD" (a read: of a timerfd the
+ * program armed, its next expiry): before a marked thread sleeps, it says
  * until when (libsrc/wake_hint.h), for the helpers' plan.
  */
 static void emit_wake(FILE *o, const struct call *c)
@@ -550,8 +629,15 @@ static void emit_wake(FILE *o, const struct call *c)
 	char items[64], *save = NULL, *v[3];
 	int n = 0;
 
+	emit_timeout(o, c);
 	if (!c->wake[0])
 		return;
+	if (!strncmp(c->wake, "fd=", 3)) {
+		if (!has_param(c, c->wake + 3))
+			fail_at(c->line, "'%s': wake:%s names no parameter", c->name, c->wake);
+		fprintf(o, "\trto_wake_on_read(%s);\n", c->wake + 3);
+		return;
+	}
 	snprintf(items, sizeof(items), "%s", c->wake);
 	for (char *it = strtok_r(items, ",", &save); it && n < 3; it = strtok_r(NULL, ",", &save))
 		v[n++] = it;
@@ -591,8 +677,8 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 {
 	int is_void = !strcmp(c->ret, "void");
 	fprintf(o, "/* %s */\n", c->name);
-	if (c->wake[0] && hand_written(c))
-		fail_at(c->line, "'%s': wake: is for generated wrappers", c->name);
+	if ((c->wake[0] || c->timeout[0]) && hand_written(c))
+		fail_at(c->line, "'%s': wake: and timeout: are for generated wrappers", c->name);
 	if (!strcmp(c->made, "thread")) {
 		if (annotated(c))
 			fail_at(c->line, "'%s': a thread call is never routed: no annotations",

@@ -248,6 +248,9 @@ CASE(sem_timedwait_ok) { INT(sem_timedwait(&sem, &past)); }
 CASE(sem_clockwait_ok) { INT(sem_clockwait(&sem, CLOCK_MONOTONIC, &past)); }
 CASE(sem_trywait_eagain) { INT(sem_trywait(&sem)); INT(sem_trywait(&sem)); }
 CASE(sem_post_ok) { INT(sem_post(&sem)); int v = 0; sem_getvalue(&sem, &v); note(r, "%d", v); }
+/* SIGURG, ignored by default: never comes; the marked call announces its 1 ms timeout. */
+CASE(sigtimedwait_eagain) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGURG); INT(sigtimedwait(&s, NULL, &(struct timespec){0, 1000000})); }
+CASE(sigtimedwait_einval) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGURG); INT(sigtimedwait(&s, NULL, &(struct timespec){0, -1})); }
 /* clang-format on */
 
 #define CHILD(id)    ENTRY(id, .local = 1, .prep = prep_child, .post = post_child)
@@ -339,5 +342,7 @@ const struct fcase more_rtsafe_cases[] = {
 	ENTRY(sem_trywait_eagain, .local = 1, .fail = 1, .err = EAGAIN, .prep = prep_sync,
 	      .post = post_sync),
 	SYNC(sem_post_ok),
+	LFAIL(sigtimedwait_eagain, EAGAIN),
+	LFAIL(sigtimedwait_einval, EINVAL),
 };
 const size_t more_rtsafe_count = sizeof(more_rtsafe_cases) / sizeof(more_rtsafe_cases[0]);

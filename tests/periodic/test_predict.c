@@ -169,7 +169,7 @@ Test(predict, the_library_s_own_requests_teach_nothing)
 
 static void hint(uint16_t key, uint64_t at)
 {
-	pred.hint[key % RTO_PRED_HINTS] = rto_wake_word(key, at);
+	pred.hint[key % RTO_PRED_HINTS] = rto_wake_word(key, at, 0);
 }
 
 /*
@@ -213,6 +213,25 @@ Test(predict, a_jittered_loop_that_announces_its_sleep_gets_its_window_at_the_wa
 		     (unsigned long)(p.poll_until - p.sleep_until));
 }
 
+/*
+ * A loop that drains its timerfd when epoll says it fired, then calls:
+ * its read says the next expiry, so each burst's word is the next wake
+ * already.  How late it calls after the wake it followed is still learnt
+ * (the word its last burst saw).
+ */
+Test(predict, a_loop_that_says_its_next_wake_on_waking_learns_its_lateness)
+{
+	uint64_t w = T_BASE;
+
+	for (unsigned k = 0; k < 60; k++) {
+		uint64_t t0 = w + ARRIVE_LATE;
+		w += PERIOD;
+		hint(KEY, w); /* the draining read, before the call */
+		rto_predict_served(&pred, KEY, t0, 1, t0 + CALL_NS, 0);
+	}
+	cr_assert_eq(pred.arrive_ns, ARRIVE_LATE);
+}
+
 Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
 {
 	uint64_t next, end = jittered_loop(60, &next);
@@ -226,7 +245,7 @@ Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
 	cr_assert_eq(p.sleep_until, 0);
 	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_REQ_BURST_NS);
 	cr_assert_eq(p.hint, &pred.hint[KEY % RTO_PRED_HINTS], "watching the thread's word");
-	cr_assert_eq(p.hint_was, rto_wake_word(KEY, next));
+	cr_assert_eq(p.hint_was, rto_wake_word(KEY, next, 0));
 
 	/* The word came: a window at that wake. */
 	hint(KEY, next + PERIOD);
@@ -252,7 +271,29 @@ Test(predict, a_word_of_another_thread_or_of_a_cycle_without_calls_is_not_used)
 	cr_assert_gt(p.sleep_until, end + PERIOD / 2, "the window is the gaps' one");
 }
 
-Test(predict, a_word_is_read_back_across_its_48_bit_wrap)
+/*
+ * A timed wait's word says when it ends at the latest (wake_hint.h): an
+ * event-driven loop's safety timeout, longer than its period, must not
+ * place the window (the helper would nap through the event); a timeout
+ * that paces the loop, at its next cycle, does.
+ */
+Test(predict, a_timeout_places_the_window_only_within_the_period)
+{
+	uint64_t end = learn_loop(40, 1), next = cycle_start(40);
+	struct rto_plan p;
+
+	pred.hint[KEY % RTO_PRED_HINTS] = rto_wake_word(KEY, end + 10 * PERIOD, RTO_WAKE_BOUND);
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 0);
+	cr_assert_lt(p.sleep_until, next, "the window is the gaps' one, not the timeout's");
+
+	pred.hint[KEY % RTO_PRED_HINTS] = rto_wake_word(KEY, next, RTO_WAKE_BOUND);
+	cr_assert_eq(rto_predict_plan(&pred, end + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(pred.plan_hinted, 1);
+	cr_assert_eq(p.sleep_until, next - pred.window_ns - pred.overshoot_ns);
+}
+
+Test(predict, a_word_is_read_back_across_its_47_bit_wrap)
 {
 	uint64_t wrap = UINT64_C(1) << RTO_WAKE_BITS;
 
@@ -263,14 +304,14 @@ Test(predict, a_word_is_read_back_across_its_48_bit_wrap)
 	cr_assert_eq(rto_wake_hinted(&pred, KEY + 1, wrap), 0, "another key: no word");
 }
 
-Test(predict, an_absolute_deadline_after_78_hours_of_uptime_still_fits_a_word)
+Test(predict, an_absolute_deadline_after_39_hours_of_uptime_still_fits_a_word)
 {
-	uint64_t now = (UINT64_C(1) << RTO_WAKE_BITS) * 3 + 12345; /* about 9.7 days up */
+	uint64_t now = (UINT64_C(1) << RTO_WAKE_BITS) * 3 + 12345; /* about 4.9 days up */
 
 	cr_assert(rto_wake_fits(now + PERIOD, now), "a millisecond ahead");
 	hint(KEY, now + PERIOD);
 	cr_assert_eq(rto_wake_hinted(&pred, KEY, now), now + PERIOD);
-	cr_assert_not(rto_wake_fits(now + (RTO_WAKE_MASK >> 1), now), "39 hours ahead: too far");
+	cr_assert_not(rto_wake_fits(now + (RTO_WAKE_MASK >> 1), now), "19 hours ahead: too far");
 	cr_assert_not(rto_wake_fits(now - 1, now), "past");
 }
 
