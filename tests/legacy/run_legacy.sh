@@ -583,6 +583,10 @@ case_gcc() {
 case_setpriv() {
 	step setpriv-nnp setpriv --no-new-privs ls -ld /
 	step setpriv-dumpable setpriv --no-new-privs --inh-caps=-all id -u
+	# Under ThreadSanitizer's runtime the helpers do not take setpriv's
+	# capability state (glibc still aborts at setresgid; the runtime alone
+	# does not): not understood yet, a known limit (docs/LIMITS.md).
+	case $first in *tsan*) return 0 ;; esac
 	if [ "$(id -u)" -eq 0 ]; then
 		step setpriv setpriv --reuid=65534 --regid=65534 --clear-groups id
 		step setpriv-init setpriv --reuid=65534 --regid=65534 --init-groups --inh-caps=-all id -u
