@@ -197,22 +197,6 @@ static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 
 static int install_witness(void)
 {
-	uint64_t ip = (uint64_t)(uintptr_t)log_syscall6_after;
-	uint32_t lo = (uint32_t)ip, hi = (uint32_t)(ip >> 32);
-	struct sock_filter insn[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 6, 0),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer) + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo - 2, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof(insn) / sizeof(insn[0]), .filter = insn};
 	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
 
 	/*
@@ -220,17 +204,13 @@ static int install_witness(void)
 	 * our SIGSYS as a signal that interrupted an offloaded call, and ask
 	 * the kernel for its flags: a system call of the witness's own.
 	 */
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *) =
-		libc ? (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
-			       libc, "sigaction")
-		     : NULL;
+	libc_sigaction_fn *libc_sigaction = libc_sigaction_of_libc();
 
 	sigemptyset(&sa.sa_mask);
 	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -1;
-	return (int)raw_seccomp_filter(&prog);
+	return (int)raw_seccomp_witness((uintptr_t)log_syscall6_after);
 }
 
 struct witnessed {

@@ -109,39 +109,18 @@ static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 				    g[REG_R9]);
 }
 
-static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+static libc_sigaction_fn *libc_sigaction;
 
 /* Unmarked, before the loop's thread starts (no_new_privs is inherited). */
 static void prepare_witness(void)
 {
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-
-	if (libc)
-		libc_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
-			libc, "sigaction");
+	libc_sigaction = libc_sigaction_of_libc();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		libc_sigaction = NULL;
 }
 
 static int install_witness(void)
 {
-	uint64_t ip = (uint64_t)(uintptr_t)trace_syscall6_after;
-	uint32_t lo = (uint32_t)ip, hi = (uint32_t)(ip >> 32);
-	/* seccomp_data.instruction_pointer: after the syscall instruction (or at it). */
-	struct sock_filter insn[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 6, 0),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer) + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo - 2, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof(insn) / sizeof(insn[0]), .filter = insn};
 	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
 
 	/*
@@ -155,7 +134,7 @@ static int install_witness(void)
 	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0)
 		return -1;
 	/* Raw: a filter installed through libc makes the library run our calls here. */
-	return (int)raw_seccomp_filter(&prog);
+	return (int)raw_seccomp_witness((uintptr_t)trace_syscall6_after);
 }
 #endif
 
