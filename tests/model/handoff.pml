@@ -272,7 +272,11 @@ proctype caller(byte c)
 		:: else -> skip
 		fi;
 #endif
-		/* spin_until_done(): its last look */
+		/*
+		 * spin_until_done(): its last look.  A caller on one of the
+		 * workers' CPUs (RTO_RQ_HERE) does not spin: sleep_until_done()'s
+		 * own PENDING->WAITING compare-and-swap sees a DONE just as well.
+		 */
 		if
 		:: state[c] == DONE -> goto collect
 		:: else -> skip
@@ -619,7 +623,8 @@ end_call: /* a call that blocks for good (GROW) ends here; its caller's state sa
 	/*
 	 * idle(): only the first idle worker polls (q->pollers); any may here.
 	 * helper_wake=idle: it polls (poll_for_work); helper_idle_us=0 or not
-	 * the poller: it sleeps at once.  helper_wake=predict: wait_predicted()
+	 * the poller, or its last call's caller waits on its CPU (RTO_RQ_HERE):
+	 * it sleeps at once.  helper_wake=predict: wait_predicted()
 	 * naps, then polls: nap() is this same sleep, timed, then the poll
 	 * (README: the sleep below followed by take() and the poll).
 	 */
