@@ -21,6 +21,5 @@
 RTO_HIDDEN int rto_fork_init(void (*child_stats_reset)(void));
 /* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
 RTO_HIDDEN extern int rto_fork_no_threads;
-RTO_HIDDEN void rto_fork_check(void);
 
 #endif /* RTO_FORK_H */
