@@ -45,10 +45,20 @@ static void before_fork(void)
 	int n = (int)(rto_opt.workers < 64 ? rto_opt.workers : 64);
 
 	forked_with_helpers = q && CMM_LOAD_SHARED(q->ready);
-	if (!forked_with_helpers)
-		return;
+	/*
+	 * Not while one of our threads is being born: its start code may hold
+	 * a lock of the thread runtime's (a sanitizer's thread registry), and
+	 * the child, which has only the forking thread, would wait for it
+	 * for ever at its first pthread_create.  A program that forks right
+	 * after its first mark (the helpers, the stall watchdog and the live
+	 * publisher start then) would otherwise race with us where, without
+	 * the library, no thread is starting.
+	 */
 	uint64_t end = rto_now_ns() + 100 * 1000 * 1000;
-	while (CMM_LOAD_SHARED(q->awake) + CMM_LOAD_SHARED(q->sleepers) < n && rto_now_ns() < end)
+	while ((rto_own_threads_being_born() ||
+		(forked_with_helpers &&
+		 CMM_LOAD_SHARED(q->awake) + CMM_LOAD_SHARED(q->sleepers) < n)) &&
+	       rto_now_ns() < end)
 		rto_real_sched_yield();
 }
 

@@ -113,6 +113,15 @@ int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+int rto_own_threads_being_born(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < OWN_MAX; i++)
+		n += CMM_LOAD_SHARED(own[i].tid) == -1;
+	return n;
+}
+
 void rto_own_threads_after_fork(void)
 {
 	for (int i = 0; i < OWN_MAX; i++) {

@@ -28,5 +28,12 @@ RTO_HIDDEN int rto_own_thread_is(int32_t tid);
 RTO_HIDDEN int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi);
 /* In a fork child: none of the parent's threads is there. */
 RTO_HIDDEN void rto_own_threads_after_fork(void);
+/*
+ * How many of them are between pthread_create and their own start routine
+ * (their row still -1): a thread runtime's start code (a sanitizer's, which
+ * takes its thread registry's lock) may be running in them.  fork.c waits
+ * for 0 before a fork.  Any thread; reads the rows only.
+ */
+RTO_HIDDEN int rto_own_threads_being_born(void);
 
 #endif /* RTO_OWN_THREAD_H */
