@@ -23,6 +23,8 @@
 #define ID(key, t0) ((uint64_t)(key) << 32 | (uint32_t)(t0))
 
 static const char *const handlings[] = {"offload", "local", "strict", "warn", "async"};
+static const char *const pool_then[] = RTO_TR_POOL_NAMES;
+static const char *const verdicts[] = RTO_TR_VERDICT_NAMES;
 
 __attribute__((visibility("default"))) void rto_lttng_thread(void);
 __attribute__((visibility("default"))) void
@@ -39,12 +41,12 @@ void rto_lttng_event(int kind, const char *name, uint64_t t0, uint64_t t1, uint3
 {
 	switch (kind) {
 	case RTO_TR_REQUEST:
-		lttng_ust_tracepoint(rtoffload, offload_request, name, ID(key, t0));
+		lttng_ust_tracepoint(rtoffload, offload_request, name, ID(key, t0), (int)arg - 1);
 		break;
 	case RTO_TR_OFFLOAD:
 	case RTO_TR_TAKEN:
 		lttng_ust_tracepoint(rtoffload, offload_return, name, ID(key, t0), t1 - t0,
-				     kind == RTO_TR_TAKEN);
+				     kind == RTO_TR_TAKEN, (int)arg - 1);
 		break;
 	case RTO_TR_EXEC_BEGIN:
 		lttng_ust_tracepoint(rtoffload, helper_begin, name, ID(key, arg));
@@ -73,6 +75,26 @@ void rto_lttng_event(int kind, const char *name, uint64_t t0, uint64_t t1, uint3
 		break;
 	case RTO_TR_NAP:
 		lttng_ust_tracepoint(rtoffload, helper_nap, t1 - t0, (int)arg);
+		break;
+	case RTO_TR_NAP_BEGIN:
+		lttng_ust_tracepoint(rtoffload, helper_nap_begin, t1 > t0 ? t1 - t0 : 0);
+		break;
+	case RTO_TR_WINDOW_OPEN:
+		lttng_ust_tracepoint(rtoffload, window_open, t1 > t0 ? t1 - t0 : 0);
+		break;
+	case RTO_TR_WINDOW:
+		lttng_ust_tracepoint(rtoffload, window_close, t1 - t0, (int)arg);
+		break;
+	case RTO_TR_POOL_FULL:
+		lttng_ust_tracepoint(rtoffload, pool_full, name, arg,
+				     key < 3 ? pool_then[key] : "?");
+		break;
+	case RTO_TR_STALL:
+		lttng_ust_tracepoint(rtoffload, stall, name);
+		break;
+	case RTO_TR_VERDICT:
+		lttng_ust_tracepoint(rtoffload, stall_verdict, name, (int)arg,
+				     key < 3 ? verdicts[key] : "?");
 		break;
 	default:
 		break;

@@ -12,12 +12,18 @@
  *  - a ring too small drops events, counts them in the file, and the
  *    loop runs all its cycles;
  *  - async writes are instants, the helpers' predicted naps slices,
- *    trapped system calls slices, as many as the statistics count.
+ *    trapped system calls slices, as many as the statistics count;
+ *  - malloc=pool's pool_full, the calls that waited past stall_us
+ *    (noted, judged by the watchdog, taken back by on_stall=local) and
+ *    the fallbacks are events, as many as the statistics count;
+ *  - a forked child of a traced process writes its own file (trace_file
+ *    with %p) or nothing (a raw fork): never into its parent's.
  */
 #include "harness.h"
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +129,105 @@ Test(trace, traps_match_the_statistics, .timeout = 120)
 		     p.out, p.err);
 	path_join(stats, dir, "s.json");
 	check(dir, (const char *const[]){"--stats", stats, NULL});
+	tmp_remove(dir);
+}
+
+/* malloc=pool: each cycle's allocation past the pool is a pool_full instant. */
+Test(trace, pool_full_events_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, ":malloc=pool:pool_kb=64", "pool", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, "--min-pool", CYCLES, NULL});
+	tmp_remove(dir);
+}
+
+/*
+ * The helpers' CPU held by a SCHED_FIFO 99 thread three times 30 ms
+ * (helper_cpus=0, stall_us=2000): the loop's writes then wait past
+ * stall_us.  Each is a stall instant on the loop's track, the watchdog's
+ * verdicts instants on its own, as many as the statistics count.
+ */
+Test(trace, stalls_and_verdicts_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, ":helper_cpus=0:stall_us=2000", "hog", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, "--min-stalls", "1", NULL});
+	tmp_remove(dir);
+}
+
+/* on_stall=local: the calls taken back are stall instants and taken_back slices, fallbacks. */
+Test(trace, calls_taken_back_match_the_statistics, .timeout = 120)
+{
+	char dir[PATH_MAX], stats[PATH_MAX], buf[64];
+	struct proc p;
+
+	tmp_make(dir);
+	run_traced(&p, dir, ":helper_cpus=0:stall_us=2000:on_stall=local", "hog", NULL);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	path_join(stats, dir, "s.json");
+	check(dir, (const char *const[]){"--stats", stats, "--min-stalls", "1", NULL});
+	tmp_remove(dir);
+}
+
+/* dir/NAME.PID.json */
+static void pid_path(char *out, const char *dir, const char *name, long pid)
+{
+	char file[64];
+
+	snprintf(file, sizeof(file), "%s.%ld.json", name, pid);
+	path_join(out, dir, file);
+}
+
+/*
+ * trace_file=t.%p.json, two children made during the loop: by fork(), it
+ * writes t.CHILD.json of its own, whole, its writes as its statistics
+ * count them; by a raw fork system call (no atfork handler), nothing.
+ * The parent's file is whole and counts what its statistics count.
+ */
+Test(trace, forked_children_never_write_into_the_parents_file, .timeout = 120)
+{
+	char dir[PATH_MAX], opts[3 * PATH_MAX], env0[3 * PATH_MAX + 32], buf[64];
+	char trace[PATH_MAX], stats[PATH_MAX], raw[PATH_MAX];
+	struct proc p, c;
+
+	tmp_make(dir);
+	path_join(trace, dir, "t.%p.json");
+	path_join(stats, dir, "s.%p.json");
+	snprintf(opts, sizeof(opts), "fd_local=none:trace_file=%s:stats_file=%s", trace, stats);
+	snprintf(env0, sizeof(env0), "RTOFFLOAD_OPTIONS=%s", opts);
+	char *env[] = {env0, NULL};
+	char *argv[] = {TRACE_CHILD, CYCLES, "fork", NULL};
+	cr_assert_eq(run_proc(argv, env, &p), 0);
+	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
+		     p.out, p.err);
+	cr_assert_eq(kv(p.out, "child_status", -1), 0, "%s", p.out);
+	cr_assert_eq(kv(p.out, "raw_child_status", -1), 0, "%s", p.out);
+	long who[2] = {kv(p.out, "pid", -1), kv(p.out, "child", -1)};
+	const char *loop[2] = {"control_loop", "forked_loop"};
+	for (int i = 0; i < 2; i++) {
+		pid_path(trace, dir, "t", who[i]);
+		pid_path(stats, dir, "s", who[i]);
+		char *check_argv[] = {PYTHON3, CHECK_TRACE, trace,	     "--stats",
+				      stats,   "--loop",    (char *)loop[i], NULL};
+		cr_assert_eq(run_proc(check_argv, NULL, &c), 0);
+		cr_assert_eq(c.status, 0, "check_trace.py %s (%s):\n%s%s",
+			     status_str(c.status, buf, sizeof(buf)), trace, c.out, c.err);
+	}
+	pid_path(raw, dir, "t", kv(p.out, "raw_child", -1));
+	cr_assert(access(raw, F_OK) != 0, "a raw fork's child made %s", raw);
 	tmp_remove(dir);
 }
 
