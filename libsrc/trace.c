@@ -762,7 +762,7 @@ static void child_after_fork(void)
 
 /*
  * trace=lttng: the provider (trace_lttng.c) is a shared object of its own,
- * next to the library (or RTOFFLOAD_LTTNG_PROVIDER), that links
+ * next to the library or in its rtoffload/ (or RTOFFLOAD_LTTNG_PROVIDER), that links
  * liblttng-ust; the library never does.  Missing: one line, and the
  * program runs on untraced.
  */
@@ -774,14 +774,20 @@ static void load_lttng(void)
 
 	if (!path || !*path) {
 		path = "librtoffload-lttng.so";
-		if (dladdr((void *)load_lttng, &info) && info.dli_fname) {
-			const char *slash = strrchr(info.dli_fname, '/');
-			if (slash && (size_t)(slash - info.dli_fname) + 24 < sizeof(own)) {
-				snprintf(own, sizeof(own), "%.*s/librtoffload-lttng.so",
-					 (int)(slash - info.dli_fname), info.dli_fname);
-				if (rto_real_access(own, R_OK) == 0)
-					path = own;
-			}
+		const char *slash = NULL;
+		if (dladdr((void *)load_lttng, &info) && info.dli_fname)
+			slash = strrchr(info.dli_fname, '/');
+		/*
+		 * Beside the library (a build tree, a plain install), or in
+		 * its directory's rtoffload/ (the Debian package: a private
+		 * directory of plugins, for an object without a soname).
+		 */
+		static const char *const where[] = {"/", "/rtoffload/"};
+		for (unsigned i = 0; slash && i < 2 && path[0] != '/'; i++) {
+			int n = snprintf(own, sizeof(own), "%.*s%slibrtoffload-lttng.so",
+					 (int)(slash - info.dli_fname), info.dli_fname, where[i]);
+			if (n > 0 && (size_t)n < sizeof(own) && rto_real_access(own, R_OK) == 0)
+				path = own;
 		}
 	}
 	/*
