@@ -108,6 +108,10 @@ static size_t out_n;
 static void (*lttng_event)(int kind, const char *name, uint64_t t0, uint64_t t1, uint32_t arg,
 			   uint16_t key);
 static void (*lttng_thread)(void);
+/* ... and its gated one, for our threads that are not helpers (rto_trace_own_thread). */
+static void (*lttng_gated)(int kind, const char *name, uint64_t t0, uint64_t t1, uint32_t arg,
+			   uint16_t key);
+static __thread int gated RTO_TLS;
 
 uint64_t rto_trace_clock(void)
 {
@@ -192,6 +196,7 @@ void rto_trace_helper_started(unsigned index, pid_t tid)
 /* A thread of ours that traces events and is not a helper (the stall watchdog): its ring. */
 void rto_trace_own_thread(const char *label)
 {
+	gated = 1;
 	if (rto_trace_on & RTO_TRACE_LTTNG)
 		lttng_thread();
 	if (!(rto_trace_on & RTO_TRACE_FILE) || raw_child())
@@ -315,7 +320,7 @@ void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t
 	if (on & RTO_TRACE_LTTNG) {
 		/* What LTTng-UST calls (a mutex at a thread's first event) runs directly. */
 		unsigned char was = rto_route_go_direct();
-		lttng_event(kind, fn ? fn->name : name, t0, t1, arg, key);
+		(gated ? lttng_gated : lttng_event)(kind, fn ? fn->name : name, t0, t1, arg, key);
 		rto_route_resume(was);
 	}
 	/* A helper's call: its caller may exit() before the event is put (finish_locked). */
@@ -803,7 +808,8 @@ static void load_lttng(void)
 		rto_self.own_ctx = ctx; /* MPOL_DEFAULT: as before the load */
 	void *sym = h ? dlsym(h, "rto_lttng_event") : NULL;
 	void *thread = h ? dlsym(h, "rto_lttng_thread") : NULL;
-	if (!sym || !thread) {
+	void *gate = h ? dlsym(h, "rto_lttng_event_gated") : NULL;
+	if (!sym || !thread || !gate) {
 		rto_say(0, "trace=lttng is unavailable (%s): running untraced",
 			h ? "not an rtoffload provider"
 			  : "librtoffload-lttng.so or liblttng-ust not found");
@@ -811,6 +817,7 @@ static void load_lttng(void)
 	}
 	lttng_event = (void (*)(int, const char *, uint64_t, uint64_t, uint32_t, uint16_t))sym;
 	lttng_thread = (void (*)(void))thread;
+	lttng_gated = (void (*)(int, const char *, uint64_t, uint64_t, uint32_t, uint16_t))gate;
 	rto_trace_on |= RTO_TRACE_LTTNG;
 }
 

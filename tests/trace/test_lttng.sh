@@ -17,11 +17,13 @@
 # it never meets the machine's own root session daemon), and stopped at
 # the end.
 #
-# Usage: test_lttng.sh TRACE_CHILD CHECK_LTTNG_PY PYTHON3
+# Usage: test_lttng.sh TRACE_CHILD CHECK_LTTNG_PY PYTHON3 [POOL_MIN]
+# (POOL_MIN 0 under a sanitizer, whose allocator wins over malloc=pool)
 set -eu
 child=$1
 check=$2
 python=${3:-python3}
+pool_min=${4:-1}
 
 for p in lttng-sessiond lttng babeltrace2 setpriv; do
 	command -v "$p" >/dev/null || { echo "FAIL: $p missing (.ci/deps installs lttng-tools, babeltrace2)"; exit 1; }
@@ -93,4 +95,4 @@ grep -q "installed=1 .*other_syscalls=0 " "$dir/child.out" || {
 opts=:malloc=pool:pool_kb=64:helper_cpus=0:stall_us=2000
 rt="--inh-caps=+sys_nice --ambient-caps=+sys_nice"
 session more 300 pool hog
-"$python" "$check" --more "$dir/more.txt" "$dir/more.json"
+"$python" "$check" --more "$dir/more.txt" "$dir/more.json" "$pool_min"

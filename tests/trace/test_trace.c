@@ -21,6 +21,7 @@
  */
 #include "harness.h"
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,22 @@
 #include <string.h>
 
 #define CYCLES "300"
+
+/* A sanitizer's allocator wins over malloc=pool (tests/memory): no pool, no pool_full. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define POOL_FULL_MIN "0"
+#else
+#define POOL_FULL_MIN CYCLES
+#endif
+/*
+ * Under ThreadSanitizer a forked child marks nothing (libsrc/fork.c): it
+ * exits 10, its file has no track; and trace_child makes no raw fork.
+ */
+#ifdef __SANITIZE_THREAD__
+#define FORK_CHILD_EXIT 10
+#else
+#define FORK_CHILD_EXIT 0
+#endif
 
 static void run_cycles(struct proc *p, const char *dir, const char *cycles, const char *extra,
 		       const char *args2, const char *args3)
@@ -143,7 +160,7 @@ Test(trace, pool_full_events_match_the_statistics, .timeout = 120)
 	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
 		     p.out, p.err);
 	path_join(stats, dir, "s.json");
-	check(dir, (const char *const[]){"--stats", stats, "--min-pool", CYCLES, NULL});
+	check(dir, (const char *const[]){"--stats", stats, "--min-pool", POOL_FULL_MIN, NULL});
 	tmp_remove(dir);
 }
 
@@ -213,7 +230,7 @@ Test(trace, forked_children_never_write_into_the_parents_file, .timeout = 120)
 	cr_assert_eq(run_proc(argv, env, &p), 0);
 	cr_assert_eq(p.status, 0, "trace_child %s:\n%s%s", status_str(p.status, buf, sizeof(buf)),
 		     p.out, p.err);
-	cr_assert_eq(kv(p.out, "child_status", -1), 0, "%s", p.out);
+	cr_assert_eq(kv(p.out, "child_status", -1), FORK_CHILD_EXIT << 8, "%s", p.out);
 	cr_assert_eq(kv(p.out, "raw_child_status", -1), 0, "%s", p.out);
 	long who[2] = {kv(p.out, "pid", -1), kv(p.out, "child", -1)};
 	const char *loop[2] = {"control_loop", "forked_loop"};
@@ -222,12 +239,16 @@ Test(trace, forked_children_never_write_into_the_parents_file, .timeout = 120)
 		pid_path(stats, dir, "s", who[i]);
 		char *check_argv[] = {PYTHON3, CHECK_TRACE, trace,	     "--stats",
 				      stats,   "--loop",    (char *)loop[i], NULL};
+		if (i == 1 && FORK_CHILD_EXIT) /* unmarked: whole, and nothing in it */
+			check_argv[3] = "--parse-only", check_argv[4] = NULL;
 		cr_assert_eq(run_proc(check_argv, NULL, &c), 0);
 		cr_assert_eq(c.status, 0, "check_trace.py %s (%s):\n%s%s",
 			     status_str(c.status, buf, sizeof(buf)), trace, c.out, c.err);
 	}
-	pid_path(raw, dir, "t", kv(p.out, "raw_child", -1));
-	cr_assert(access(raw, F_OK) != 0, "a raw fork's child made %s", raw);
+	long raw_pid = kv(p.out, "raw_child", -1);
+	pid_path(raw, dir, "t", raw_pid);
+	cr_assert(raw_pid <= 0 || (access(raw, F_OK) != 0 && errno == ENOENT),
+		  "a raw fork's child made %s", raw);
 	tmp_remove(dir);
 }
 
