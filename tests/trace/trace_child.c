@@ -18,7 +18,8 @@
  * with policy=stdio:async: queued, an instant in the trace).  With "trap",
  * after the loop, 15 raw getppid and 5 raw sync system calls, which the
  * backstop traps.  With "pool" (run with malloc=pool), each cycle also
- * allocates more than the thread's pool holds: a pool_full event each.
+ * allocates more than the thread's pool holds: a pool_full event each
+ * (under the witness with pool_full=fail: libc's fallback would map).
  * With "hog", the main thread holds CPU 0 (the helpers', helper_cpus=0)
  * at SCHED_FIFO 99 for 30 ms, three times during the loop: the loop's
  * writes meanwhile wait past stall_us (stall events, and with
@@ -230,8 +231,8 @@ static void *loop_body(void *arg)
 			fprintf(log, "cycle %ld\n", res->cycles);
 		for (int k = 0; burst && k < 300; k++)
 			poll(NULL, 0, 0);
-		if (pool) { /* more than pool_kb=64 holds: pool_full=, then libc's */
-			pool_block = malloc(128 * 1024);
+		if (pool) { /* more than pool_kb=64 holds: pool_full=, then libc's (or NULL) */
+			WINDOW(res, -1, pool_block = malloc(128 * 1024));
 			free(pool_block);
 		}
 		atomic_store(&cycles_done, res->cycles);
