@@ -430,6 +430,7 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
 	rto_predict_sleeps(&q->predict, now);
+	rto_trace_nap_begin(until); /* trace.c (trace=lttng) */
 	uatomic_add_return(&q->sleepers, 1);
 	uatomic_add_return(&q->awake, -1);
 	if (!has_work(q)) {
@@ -476,13 +477,16 @@ static int wait_predicted(struct rto_queue *q)
 		}
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
+		rto_trace_window_open(p.linger, p.poll_until); /* trace.c */
 		if (poll_until(q, p.poll_until, p.hint, p.hint_was)) {
+			rto_trace_window_close(1); /* trace.c */
 			if (!p.linger)
 				rto_predict_hit(&q->predict);
 			return 1;
 		}
 		if (!p.linger) /* the burst may simply be over: not a wrong window */
 			rto_predict_missed(&q->predict);
+		rto_trace_window_close(0); /* trace.c */
 	}
 	return 0;
 }

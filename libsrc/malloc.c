@@ -23,6 +23,7 @@
 #include "report.h"
 #include "rto_malloc.h"
 #include "transport.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -189,6 +190,7 @@ static void *pool_full(int fn, size_t align, size_t n, const void *ip)
 {
 	int saved = errno;
 
+	rto_trace_pool_full(rto_pool_fn_name(fn), n, rto_opt.pool_full); /* trace.c */
 	if (rto_opt.pool_full == RTO_POOL_FULL_ABORT) {
 		rto_say(0, "malloc=pool: pool_full=abort: %s(%zu) found the pool full",
 			rto_pool_fn_name(fn), n);

@@ -287,6 +287,7 @@ int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 		return 0;
 	}
 	unsigned char sel = rto_backstop_enter();
+	rto_trace_call_fd(fd); /* trace.c: its offload's events carry it */
 	int ret = route(fn, args, fd, stream, how);
 	rto_backstop_leave(sel);
 	return ret;

@@ -52,6 +52,7 @@
 #include "stall_probe.h"
 #include "stall.h"
 #include "signals.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -92,6 +93,7 @@ unsigned rto_stall_note(const struct rto_req *w, struct rto_fn *fn, uint64_t t0)
 	unsigned handle = 0;
 
 	uatomic_inc(&counts.calls);
+	rto_trace_stall(fn); /* trace.c */
 	for (unsigned i = 0; i < RTO_STALL_NOTES && !handle; i++) {
 		struct rto_stall_note *n = &q->stalls[i];
 		uint32_t g = CMM_LOAD_SHARED(n->gen);
@@ -709,6 +711,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	if (runner < 0) {
 		said[i] = n->gen;
 		uatomic_inc(&counts.unclaimed);
+		rto_trace_verdict(n->fn, n->tid, RTO_TR_UNCLAIMED); /* trace.c */
 		*say = 1;
 		return 0;
 	}
@@ -728,6 +731,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 		said[i] = n->gen;
 		if (fresh) {
 			uatomic_inc(&counts.input);
+			rto_trace_verdict(n->fn, n->tid, RTO_TR_INPUT); /* trace.c */
 			CMM_STORE_SHARED(quiet[i], n->gen);
 		}
 		held[i] = 0;
@@ -741,6 +745,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 		uatomic_dec(&counts.input); /* a stall after all */
 	}
 	uatomic_inc(&counts.running);
+	rto_trace_verdict(n->fn, n->tid, RTO_TR_RUNNING); /* trace.c */
 	*say = 1;
 	return 0;
 }
@@ -819,6 +824,7 @@ static void *watchdog(void *arg)
 	(void)arg;
 	rto_signal_own_thread_init(); /* cred_mirror.c's signal: its futex waits only wake */
 	watchdog_tid = (pid_t)rto_syscall(SYS_gettid);
+	rto_trace_own_thread("rtoffload-stall"); /* trace.c: its verdicts' track */
 	for (;;) {
 		uint32_t seq = CMM_LOAD_SHARED(q->stall_seq);
 		long ns = look(q);

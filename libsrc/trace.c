@@ -19,7 +19,10 @@
  * writes are written; the end of the process and abort() (async.c) write
  * the rest and close the JSON.
  * Not saved: what is still in the rings when the process dies by a
- * signal with no handler or by _exit(); a fork()ed child is not traced.
+ * signal with no handler or by _exit().  A fork()ed child writes a file
+ * of its own when the path has "%p", else is not traced; a child of a raw
+ * fork (no atfork handler ran in it) is not traced either: it never
+ * writes into its parent's file.
  *
  * Slices are complete events ("X", with their duration), written from one
  * ring entry each: a dropped event never leaves a begin without its end.
@@ -79,11 +82,14 @@ struct ring {
 	const void *owner;	  /* the thread's rto_self, for a ring made by mark= */
 	pid_t tid;		  /* its track */
 	int helper;		  /* 1 + the helper's index, 0: a marked thread */
+	const char *label;	  /* a thread of ours that is not a helper: its track's name */
 	int named;		  /* its thread_name is written (the drainer's) */
 	uint64_t dropped_written; /* the drainer's */
+	int running;		  /* a helper's: between a call's start and its event */
 };
 
 int rto_trace_on;
+__thread int rto_trace_fd RTO_TLS = -1;
 static struct ring rings[RINGS];
 static int nrings;
 static __thread struct ring *my_ring RTO_TLS;
@@ -102,10 +108,26 @@ static size_t out_n;
 static void (*lttng_event)(int kind, const char *name, uint64_t t0, uint64_t t1, uint32_t arg,
 			   uint16_t key);
 static void (*lttng_thread)(void);
+/* ... and its gated one, for our threads that are not helpers (rto_trace_own_thread). */
+static void (*lttng_gated)(int kind, const char *name, uint64_t t0, uint64_t t1, uint32_t arg,
+			   uint16_t key);
+static __thread int gated RTO_TLS;
 
 uint64_t rto_trace_clock(void)
 {
 	return rto_now_ns();
+}
+
+/*
+ * A child whose fork ran no atfork handler (a raw fork system call, a
+ * clone() without CLONE_VM): the file and the rings are its parent's, and
+ * a lock may be held by a parent's thread that is not in it.  It is not
+ * traced: it never writes into its parent's file.  Asked before the
+ * locks, off the caller's path (a drain, a mark, a helper's start, the end).
+ */
+static int raw_child(void)
+{
+	return (pid_t)rto_syscall(SYS_getpid) != pid;
 }
 
 /* ---- the rings ---------------------------------------------------------------------- */
@@ -128,6 +150,8 @@ static struct ring *make_ring(const void *owner, pid_t tid, int helper)
 	if (buf == MAP_FAILED)
 		return NULL;
 	struct ring *r = &rings[nrings];
+	/* A forked child's slot may hold its parent's ring (child_after_fork): all anew. */
+	*r = (struct ring){0};
 	r->mask = cap - 1;
 	r->owner = owner;
 	r->tid = tid;
@@ -147,7 +171,7 @@ void rto_trace_thread_marked(struct rto_thread *t, pid_t tid)
 	 */
 	if ((rto_trace_on & RTO_TRACE_LTTNG) && t == &rto_self)
 		lttng_thread();
-	if (!(rto_trace_on & RTO_TRACE_FILE) || (t == &rto_self && my_ring))
+	if (!(rto_trace_on & RTO_TRACE_FILE) || (t == &rto_self && my_ring) || raw_child())
 		return;
 	if (!tid)
 		tid = (pid_t)rto_syscall(SYS_gettid);
@@ -162,11 +186,51 @@ void rto_trace_helper_started(unsigned index, pid_t tid)
 {
 	if (rto_trace_on & RTO_TRACE_LTTNG)
 		lttng_thread();
-	if (!(rto_trace_on & RTO_TRACE_FILE))
+	if (!(rto_trace_on & RTO_TRACE_FILE) || raw_child())
 		return;
 	rto_mutex_lock(&make_lock);
 	my_ring = make_ring(&rto_self, tid, (int)index + 1);
 	rto_mutex_unlock(&make_lock);
+}
+
+/* A thread of ours that traces events and is not a helper (the stall watchdog): its ring. */
+void rto_trace_own_thread(const char *label)
+{
+	gated = 1;
+	if (rto_trace_on & RTO_TRACE_LTTNG)
+		lttng_thread();
+	if (!(rto_trace_on & RTO_TRACE_FILE) || raw_child())
+		return;
+	pid_t tid = (pid_t)rto_syscall(SYS_gettid);
+	rto_mutex_lock(&make_lock);
+	my_ring = make_ring(&rto_self, tid, 0);
+	if (my_ring)
+		my_ring->label = label;
+	rto_mutex_unlock(&make_lock);
+}
+
+/*
+ * The polling helper's predicted window (helper.c): opened before its
+ * poll, closed when work came or the poll ended.  A poll that follows a
+ * burst (linger) is not a window: nothing is traced for it.
+ */
+static __thread uint64_t window_t0 RTO_TLS;
+
+void rto_trace_window_open(int linger, uint64_t until)
+{
+	window_t0 = 0;
+	if (linger || !CMM_LOAD_SHARED(rto_trace_on))
+		return;
+	window_t0 = rto_now_ns();
+	if (rto_trace_on & RTO_TRACE_LTTNG)
+		rto_trace_put(RTO_TR_WINDOW_OPEN, NULL, "window", window_t0, until, 0, 0);
+}
+
+void rto_trace_window_close(int caught)
+{
+	if (window_t0)
+		rto_trace_put(RTO_TR_WINDOW, NULL, "window", window_t0, 0, (uint32_t) !!caught, 0);
+	window_t0 = 0;
 }
 
 /* Marked by mark= from another thread: the ring made for it there, found by its state. */
@@ -250,15 +314,20 @@ void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t
 
 	if (!t0)
 		t0 = rto_now_ns();
-	else if (!t1 && (kind == RTO_TR_EXEC || kind == RTO_TR_TRAP || kind == RTO_TR_NAP))
+	else if (!t1 && (kind == RTO_TR_EXEC || kind == RTO_TR_TRAP || kind == RTO_TR_NAP ||
+			 kind == RTO_TR_WINDOW))
 		t1 = rto_now_ns();
 	if (on & RTO_TRACE_LTTNG) {
 		/* What LTTng-UST calls (a mutex at a thread's first event) runs directly. */
 		unsigned char was = rto_route_go_direct();
-		lttng_event(kind, fn ? fn->name : name, t0, t1, arg, key);
+		(gated ? lttng_gated : lttng_event)(kind, fn ? fn->name : name, t0, t1, arg, key);
 		rto_route_resume(was);
 	}
-	if ((on & RTO_TRACE_FILE) && kind != RTO_TR_REQUEST && kind != RTO_TR_EXEC_BEGIN) {
+	/* A helper's call: its caller may exit() before the event is put (finish_locked). */
+	if ((on & RTO_TRACE_FILE) && kind == RTO_TR_EXEC_BEGIN && my_ring)
+		uatomic_set(&my_ring->running, 1);
+	if ((on & RTO_TRACE_FILE) && kind != RTO_TR_REQUEST && kind != RTO_TR_EXEC_BEGIN &&
+	    kind != RTO_TR_WINDOW_OPEN && kind != RTO_TR_NAP_BEGIN) {
 		struct ev e = {.t0 = t0,
 			       .t1 = t1,
 			       .what = fn ? (const void *)fn : name,
@@ -266,6 +335,8 @@ void rto_trace_put(int kind, const struct rto_fn *fn, const char *name, uint64_t
 			       .key = key,
 			       .kind = (uint16_t)kind};
 		ring_put(&e);
+		if (kind == RTO_TR_EXEC && my_ring)
+			uatomic_set(&my_ring->running, 0);
 	}
 }
 
@@ -328,6 +399,8 @@ static void out_name(const char *s)
 #define US(ns) (unsigned long long)((ns) / 1000), (unsigned)((ns) % 1000)
 
 static const char *const handlings[] = {"offload", "local", "strict", "warn", "async"};
+static const char *const pool_then[] = RTO_TR_POOL_NAMES;
+static const char *const verdicts[] = RTO_TR_VERDICT_NAMES;
 
 static void write_thread_name(struct ring *r)
 {
@@ -335,6 +408,8 @@ static void write_thread_name(struct ring *r)
 
 	if (r->helper) {
 		snprintf(comm, sizeof(comm), "rtoffload/%d", r->helper - 1);
+	} else if (r->label) {
+		snprintf(comm, sizeof(comm), "%s", r->label);
 	} else {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)r->tid);
 		long n = rto_procfs_read(path, comm, sizeof(comm));
@@ -350,7 +425,10 @@ static void write_thread_name(struct ring *r)
 	/* Helpers below the marked threads. */
 	out_printf("\"}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,"
 		   "\"args\":{\"sort_index\":%d}}",
-		   (int)pid, (int)r->tid, r->helper ? 1000 + r->helper : 0);
+		   (int)pid, (int)r->tid,
+		   r->helper  ? 1000 + r->helper
+		   : r->label ? 2000
+			      : 0);
 	r->named = 1;
 }
 
@@ -373,10 +451,16 @@ static void write_event(const struct ring *r, const struct ev *e)
 	case RTO_TR_OFFLOAD:
 	case RTO_TR_TAKEN:
 		out_printf(",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
-			   "\"ts\":%llu.%03u,\"dur\":%llu.%03u}",
+			   "\"ts\":%llu.%03u,\"dur\":%llu.%03u",
 			   e->kind == RTO_TR_TAKEN ? "taken_back" : "offload", fn->name, (int)pid,
 			   tid, US(e->t0), US(e->t1 - e->t0));
-		if (e->key)
+		/* arg: the call's descriptor + 1 (0: none) */
+		if (e->arg)
+			out_printf(",\"args\":{\"fd\":%d}}", (int)(e->arg - 1));
+		else
+			out_printf("}");
+		/* A call taken back never ran on a helper: no arrow to one. */
+		if (e->key && e->kind == RTO_TR_OFFLOAD)
 			out_printf(",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"offload\",\"id\":"
 				   "\"0x%x%08x\",\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u}",
 				   e->key, (uint32_t)e->t0, (int)pid, tid, US(inside(e)));
@@ -425,6 +509,31 @@ static void write_event(const struct ring *r, const struct ev *e)
 			",\n{\"ph\":\"X\",\"cat\":\"predict\",\"name\":\"nap\",\"pid\":%d,\"tid\":%"
 			"d,\"ts\":%llu.%03u,\"dur\":%llu.%03u,\"args\":{\"slept_out\":%u}}",
 			(int)pid, tid, US(e->t0), US(e->t1 - e->t0), e->arg);
+		break;
+	case RTO_TR_WINDOW:
+		out_printf(
+			",\n{\"ph\":\"X\",\"cat\":\"predict\",\"name\":\"window\",\"pid\":%d,"
+			"\"tid\":%d,\"ts\":%llu.%03u,\"dur\":%llu.%03u,\"args\":{\"caught\":%u}}",
+			(int)pid, tid, US(e->t0), US(e->t1 - e->t0), e->arg);
+		break;
+	case RTO_TR_POOL_FULL:
+		out_printf(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"pool_full\",\"name\":\"%s\","
+			   "\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u,\"args\":{\"bytes\":%u,\"then\":"
+			   "\"%s\"}}",
+			   (const char *)e->what, (int)pid, tid, US(e->t0), e->arg,
+			   e->key < 3 ? pool_then[e->key] : "?");
+		break;
+	case RTO_TR_STALL:
+		out_printf(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"stall\",\"name\":\"%s\","
+			   "\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u}",
+			   fn->name, (int)pid, tid, US(e->t0));
+		break;
+	case RTO_TR_VERDICT:
+		out_printf(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"stall_verdict\",\"name\":"
+			   "\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%llu.%03u,\"args\":{\"verdict\":"
+			   "\"%s\",\"caller\":%d}}",
+			   fn->name, (int)pid, tid, US(e->t0), e->key < 3 ? verdicts[e->key] : "?",
+			   (int)e->arg);
 		break;
 	default:
 		break;
@@ -488,16 +597,35 @@ static void drain_locked(uint64_t most)
 void rto_trace_helper_idle(void)
 {
 	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE) ||
-	    rto_now_ns() - CMM_LOAD_SHARED(last_drain) < RTO_TRACE_DRAIN_NS ||
+	    rto_now_ns() - CMM_LOAD_SHARED(last_drain) < RTO_TRACE_DRAIN_NS || raw_child() ||
 	    rto_mutex_trylock(&drain_lock) != 0)
 		return;
 	drain_locked(RTO_TRACE_BATCH);
 	rto_mutex_unlock(&drain_lock);
 }
 
+/*
+ * A helper publishes a call's result before it puts the call's event: a
+ * caller whose last call that was may be exiting already.  Its event is
+ * waited for, 20 ms at most (a helper that ran the exit's own call, or one
+ * stuck in a call, is not: the exit waits no longer).
+ */
+static void wait_helpers_events(void)
+{
+	struct timespec tick = {0, 100 * 1000};
+	int n = CMM_LOAD_SHARED(nrings);
+
+	cmm_smp_rmb();
+	for (int i = 0, turns = 0; i < n && turns < 200; i++)
+		while (&rings[i] != my_ring && rings[i].helper && uatomic_read(&rings[i].running) &&
+		       turns++ < 200)
+			rto_syscall(SYS_nanosleep, &tick, NULL);
+}
+
 /* The rest, and the end of the JSON: the file opens without a repair. */
 static void finish_locked(void)
 {
+	wait_helpers_events();
 	drain_locked(0);
 	if (closed || trace_fd < 0)
 		return;
@@ -512,7 +640,7 @@ static void finish_locked(void)
 
 void rto_trace_at_exit(void)
 {
-	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE))
+	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE) || raw_child())
 		return;
 	rto_mutex_lock(&drain_lock);
 	finish_locked();
@@ -524,7 +652,7 @@ void rto_trace_at_abort(void)
 {
 	struct timespec until;
 
-	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE))
+	if (!(CMM_LOAD_SHARED(rto_trace_on) & RTO_TRACE_FILE) || raw_child())
 		return;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
@@ -590,9 +718,18 @@ static void open_file(void)
 	rto_trace_on |= RTO_TRACE_FILE;
 }
 
-/* A forked child is not traced: the file and what the rings hold are the parent's. */
+/*
+ * A fork()ed child (atfork): what the rings hold is the parent's, and so
+ * is the file.  With "%p" in the path the child writes a file of its own,
+ * from the forking thread's ring (its only thread); without, it is not
+ * traced.  trace=lttng stops in the child either way (LTTng-UST follows a
+ * fork only with its own liblttng-ust-fork preloaded).
+ */
 static void child_after_fork(void)
 {
+	struct ring *mine = my_ring && !my_ring->helper ? my_ring : NULL;
+	int own = (rto_trace_on & RTO_TRACE_FILE) && strstr(rto_opt.trace_file, "%p");
+
 	rto_trace_on = 0;
 	if (trace_fd >= 0)
 		rto_syscall(SYS_close, trace_fd);
@@ -600,11 +737,37 @@ static void child_after_fork(void)
 	closed = 1;
 	pthread_mutex_init(&drain_lock, NULL);
 	pthread_mutex_init(&make_lock, NULL);
+	/* The parent's other threads' rings: copies nobody will put into or drain. */
+	for (int i = 0; i < nrings; i++)
+		if (&rings[i] != mine)
+			rto_syscall(SYS_munmap, rings[i].ev,
+				    (rings[i].mask + 1) * sizeof(struct ev));
+	my_ring = NULL;
+	nrings = 0;
+	if (!own) {
+		if (mine)
+			rto_syscall(SYS_munmap, mine->ev, (mine->mask + 1) * sizeof(struct ev));
+		return;
+	}
+	if (mine) {
+		struct ring r = *mine;
+		rings[0] = (struct ring){.ev = r.ev,
+					 .mask = r.mask,
+					 .owner = r.owner,
+					 .tid = (pid_t)rto_syscall(SYS_gettid)};
+		my_ring = &rings[0];
+		nrings = 1;
+	}
+	pid = (pid_t)rto_syscall(SYS_getpid);
+	closed = 0;
+	written_events = dropped_total = 0;
+	out_n = 0;
+	open_file();
 }
 
 /*
  * trace=lttng: the provider (trace_lttng.c) is a shared object of its own,
- * next to the library (or RTOFFLOAD_LTTNG_PROVIDER), that links
+ * next to the library or in its rtoffload/ (or RTOFFLOAD_LTTNG_PROVIDER), that links
  * liblttng-ust; the library never does.  Missing: one line, and the
  * program runs on untraced.
  */
@@ -616,14 +779,20 @@ static void load_lttng(void)
 
 	if (!path || !*path) {
 		path = "librtoffload-lttng.so";
-		if (dladdr((void *)load_lttng, &info) && info.dli_fname) {
-			const char *slash = strrchr(info.dli_fname, '/');
-			if (slash && (size_t)(slash - info.dli_fname) + 24 < sizeof(own)) {
-				snprintf(own, sizeof(own), "%.*s/librtoffload-lttng.so",
-					 (int)(slash - info.dli_fname), info.dli_fname);
-				if (rto_real_access(own, R_OK) == 0)
-					path = own;
-			}
+		const char *slash = NULL;
+		if (dladdr((void *)load_lttng, &info) && info.dli_fname)
+			slash = strrchr(info.dli_fname, '/');
+		/*
+		 * Beside the library (a build tree, a plain install), or in
+		 * its directory's rtoffload/ (the Debian package: a private
+		 * directory of plugins, for an object without a soname).
+		 */
+		static const char *const where[] = {"/", "/rtoffload/"};
+		for (unsigned i = 0; slash && i < 2 && path[0] != '/'; i++) {
+			int n = snprintf(own, sizeof(own), "%.*s%slibrtoffload-lttng.so",
+					 (int)(slash - info.dli_fname), info.dli_fname, where[i]);
+			if (n > 0 && (size_t)n < sizeof(own) && rto_real_access(own, R_OK) == 0)
+				path = own;
 		}
 	}
 	/*
@@ -639,7 +808,8 @@ static void load_lttng(void)
 		rto_self.own_ctx = ctx; /* MPOL_DEFAULT: as before the load */
 	void *sym = h ? dlsym(h, "rto_lttng_event") : NULL;
 	void *thread = h ? dlsym(h, "rto_lttng_thread") : NULL;
-	if (!sym || !thread) {
+	void *gate = h ? dlsym(h, "rto_lttng_event_gated") : NULL;
+	if (!sym || !thread || !gate) {
 		rto_say(0, "trace=lttng is unavailable (%s): running untraced",
 			h ? "not an rtoffload provider"
 			  : "librtoffload-lttng.so or liblttng-ust not found");
@@ -647,6 +817,7 @@ static void load_lttng(void)
 	}
 	lttng_event = (void (*)(int, const char *, uint64_t, uint64_t, uint32_t, uint16_t))sym;
 	lttng_thread = (void (*)(void))thread;
+	lttng_gated = (void (*)(int, const char *, uint64_t, uint64_t, uint32_t, uint16_t))gate;
 	rto_trace_on |= RTO_TRACE_LTTNG;
 }
 

@@ -20,6 +20,27 @@ enum rto_trace_kind {
 	RTO_TR_ASYNC,	    /* caller: an async write queued, arg bytes */
 	RTO_TR_ASYNC_FULL,  /* caller: its async ring was full (async_full=) */
 	RTO_TR_NAP,	    /* helper: t0..t1 a predicted nap, arg 1 if it slept it out */
+	RTO_TR_POOL_FULL,   /* caller: malloc=pool had no block: arg bytes, key what followed */
+	RTO_TR_STALL,	    /* caller: its call waited past stall_us, noted for the watchdog */
+	RTO_TR_VERDICT,	    /* the watchdog: a noted call judged; arg its caller's tid, key how */
+	RTO_TR_WINDOW,	    /* helper: t0..t1 a predicted polling window, arg 1 if work came */
+	RTO_TR_WINDOW_OPEN, /* helper: a window opens, t1 its planned end (trace=lttng only) */
+	RTO_TR_NAP_BEGIN,   /* helper: a predicted nap begins, t1 its planned end (trace=lttng only)
+			     */
 };
+
+/* RTO_TR_POOL_FULL's key: what pool_full= made of the call. */
+enum rto_trace_pool { RTO_TR_POOL_FALLBACK, RTO_TR_POOL_FAIL, RTO_TR_POOL_ABORT };
+/* RTO_TR_VERDICT's key: what the watchdog found (stall.c). */
+enum rto_trace_verdict { RTO_TR_UNCLAIMED, RTO_TR_RUNNING, RTO_TR_INPUT };
+/* Their names, as both back ends write them. */
+#define RTO_TR_POOL_NAMES                   \
+	{                                   \
+		"fallback", "fail", "abort" \
+	}
+#define RTO_TR_VERDICT_NAMES                    \
+	{                                       \
+		"unclaimed", "running", "input" \
+	}
 
 #endif /* RTO_TRACE_KIND_H */

@@ -7,6 +7,8 @@
  * id is the request's: the caller's key << 32 | the low 32 bits of its
  * clock at the call (request.h); the caller's events and the helper's
  * that ran its call carry the same one.  Times are CLOCK_MONOTONIC ns.
+ * fd is the call's descriptor, -1 where it has none (or the table does
+ * not route it by descriptor).
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER rtoffload
@@ -22,20 +24,33 @@
 
 /* LTTng's macros read better as LTTng writes them. */
 /* clang-format off */
-/* A call and its request: offload_request, helper_begin. */
+/* The caller hands its call to the helpers. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, offload_request,
+	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id, int, fd),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(fn, fn)
+		lttng_ust_field_integer_hex(uint64_t, id, id)
+		lttng_ust_field_integer(int, fd, fd)))
+/* A call's request, on the helper: helper_begin. */
 LTTNG_UST_TRACEPOINT_EVENT_CLASS(rtoffload, call,
 	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id),
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_string(fn, fn)
 		lttng_ust_field_integer_hex(uint64_t, id, id)))
-/* The caller hands its call to the helpers. */
-LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtoffload, call, rtoffload, offload_request,
-	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id))
 /* A helper starts running it. */
 LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtoffload, call, rtoffload, helper_begin,
 	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id))
 
-/* A span's end: offload_return (the caller's wait), helper_end (the run). */
+/* The result is back: ns the caller waited; taken_back: on_stall=local ran it here. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, offload_return,
+	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id, uint64_t, ns, int, taken, int, fd),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(fn, fn)
+		lttng_ust_field_integer_hex(uint64_t, id, id)
+		lttng_ust_field_integer(uint64_t, ns, ns)
+		lttng_ust_field_integer(int, taken_back, taken)
+		lttng_ust_field_integer(int, fd, fd)))
+/* A span's end on the helper: helper_end. */
 LTTNG_UST_TRACEPOINT_EVENT_CLASS(rtoffload, span,
 	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id, uint64_t, ns, int, taken),
 	LTTNG_UST_TP_FIELDS(
@@ -43,9 +58,6 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(rtoffload, span,
 		lttng_ust_field_integer_hex(uint64_t, id, id)
 		lttng_ust_field_integer(uint64_t, ns, ns)
 		lttng_ust_field_integer(int, taken_back, taken)))
-/* The result is back: ns the caller waited; taken_back: on_stall=local ran it here. */
-LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtoffload, span, rtoffload, offload_return,
-	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id, uint64_t, ns, int, taken))
 /* The helper published it: ns it ran. */
 LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(rtoffload, span, rtoffload, helper_end,
 	LTTNG_UST_TP_ARGS(const char *, fn, uint64_t, id, uint64_t, ns, int, taken))
@@ -84,6 +96,38 @@ LTTNG_UST_TRACEPOINT_EVENT(rtoffload, helper_nap,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(uint64_t, ns, ns)
 		lttng_ust_field_integer(int, slept_out, slept_out)))
+/* ... which begins, planned to last ns. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, helper_nap_begin,
+	LTTNG_UST_TP_ARGS(uint64_t, ns),
+	LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint64_t, ns, ns)))
+/* The polling helper's predicted window opens, planned to last ns. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, window_open,
+	LTTNG_UST_TP_ARGS(uint64_t, ns),
+	LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint64_t, ns, ns)))
+/* ... and closes after ns; caught 1: work came in it, 0: it ended empty. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, window_close,
+	LTTNG_UST_TP_ARGS(uint64_t, ns, int, caught),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, ns, ns)
+		lttng_ust_field_integer(int, caught, caught)))
+/* malloc=pool: the caller's pool had no block for fn's bytes; then: fallback, fail, abort. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, pool_full,
+	LTTNG_UST_TP_ARGS(const char *, fn, unsigned int, bytes, const char *, then),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(fn, fn)
+		lttng_ust_field_integer(unsigned int, bytes, bytes)
+		lttng_ust_field_string(then, then)))
+/* The caller's call waited past stall_us, noted for the watchdog. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, stall,
+	LTTNG_UST_TP_ARGS(const char *, fn),
+	LTTNG_UST_TP_FIELDS(lttng_ust_field_string(fn, fn)))
+/* The watchdog's verdict on a noted call of thread caller: unclaimed, running, input. */
+LTTNG_UST_TRACEPOINT_EVENT(rtoffload, stall_verdict,
+	LTTNG_UST_TP_ARGS(const char *, fn, int, caller, const char *, verdict),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(fn, fn)
+		lttng_ust_field_integer(int, caller, caller)
+		lttng_ust_field_string(verdict, verdict)))
 /* clang-format on */
 
 #endif /* RTO_LTTNG_TP_H */

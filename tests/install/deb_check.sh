@@ -8,16 +8,17 @@
 #    temporary copy of the tree: it writes its .debs into the parent
 #    directory, which must not be the clone's;
 # 2. lintian on them: no error (debian/README.source: the warnings);
-# 3. apt installs the three; a program is built against them with
+# 3. apt installs the four; a program is built against them with
 #    pkg-config and with find_package, and runs linked and preloaded, and
-#    under the installed launcher; the man pages open;
+#    under the installed launcher; the man pages open; librtoffload-lttng0's
+#    provider is where the library looks, and trace=lttng loads it;
 # 4. apt purges them; every file dpkg listed is gone.
 # A few minutes: the build is the library and the launcher only.
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CC:-cc}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rto-deb.XXXXXX")
-pkgs="librtoffload0 librtoffload-dev rtoffload"
+pkgs="librtoffload0 librtoffload-dev rtoffload librtoffload-lttng0"
 installed=0
 
 cleanup() {
@@ -91,6 +92,14 @@ run "pkg-config, preloaded" librtoffload.so.0 "$tmp/pc_plain"
 run "find_package, linked" "" "$tmp/consumer/hello_offload"
 run "find_package, preloaded" librtoffload.so.0 "$tmp/consumer/hello_offload_plain"
 run "rtoffload launcher" "" rtoffload -- "$tmp/pc_plain"
+grep -q '^/usr/lib/.*/rtoffload/librtoffload-lttng\.so$' "$tmp/librtoffload-lttng0.list" ||
+	fail "librtoffload-lttng0 has no rtoffload/librtoffload-lttng.so"
+out=$(RTOFFLOAD_OPTIONS=trace=lttng LD_PRELOAD=librtoffload.so.0 "$tmp/pc_plain" 2>&1) ||
+	fail "trace=lttng: exit $?: $out"
+case $out in
+*"trace=lttng is unavailable"*) fail "trace=lttng: the installed provider did not load: $out" ;;
+esac
+echo "trace=lttng, preloaded: $out"
 man -w librtoffload rt_offload_mark_thread rt_offload_get_stats rtoffload || fail "a man page is missing"
 man librtoffload 2>/dev/null | grep -q "helper_wake" || fail "librtoffload(7) has no option list"
 

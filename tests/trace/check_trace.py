@@ -3,6 +3,7 @@
 """Check a trace_file= trace (Chrome trace-event JSON) for test_trace.c.
 
 Usage: check_trace.py TRACE [--stats STATS_JSON] [--writes N] [--loop NAME] [--drops]
+                      [--min-stalls N] [--min-pool N] [--parse-only]
 
 The file must parse as JSON as written (no repair), every slice ("X") must
 have its duration, every begin ("B") its end on its thread, every flow
@@ -13,6 +14,18 @@ must match: the loop thread's "write" slices (offloads), the helpers'
 (or --writes N), and the loop's "clock_nanosleep" instants (local
 decisions) equal the statistics' local ones.  Prints what it counted;
 exits 1 saying what is wrong.
+
+With --stats, the other events must match the statistics too: the
+caller's pool_full instants their threads' pool_fallbacks and
+pool_failures; its stall instants (noted for the watchdog) and
+taken_back slices (on_stall=local) the calls that waited over stall_us; the watchdog's
+stall_verdict instants its unclaimed and running verdicts; the
+taken_back slices and fallback instants the calls' fallback count.  The
+loop's offloaded writes carry their descriptor (args.fd, one for all),
+and the helpers' predicted polling windows are slices, each caught or
+not.  --min-stalls N and --min-pool N say how many of those the run must
+have made at least (the test's own scenario, not a timing): fewer, and
+it exits 2 (the scenario did not happen), not 1 (the trace is wrong).
 """
 import argparse
 import collections
@@ -20,9 +33,9 @@ import json
 import sys
 
 
-def fail(msg):
+def fail(msg, code=1):
     print("check_trace: " + msg)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def main():
@@ -33,6 +46,12 @@ def main():
     ap.add_argument("--loop", default="control_loop")
     ap.add_argument("--drops", action="store_true",
                     help="a ring too small: events dropped, counted, the file whole")
+    ap.add_argument("--min-stalls", type=int, default=0)
+    ap.add_argument("--min-pool", type=int, default=0)
+    ap.add_argument("--skip-stalls", action="store_true",
+                    help="a forked child: its statistics keep its parent's stall counts")
+    ap.add_argument("--parse-only", action="store_true",
+                    help="only whole: parses, the process named, nothing dropped")
     a = ap.parse_args()
 
     try:
@@ -58,6 +77,9 @@ def main():
             process = e["args"]["name"]
     if not process:
         fail("no process_name")
+    if a.parse_only:
+        print("events=%d tracks=%d (parsed only)" % (len(evs), len(names)))
+        return
     loop = [t for t, n in names.items() if n == a.loop]
     helpers = [t for t, n in names.items() if n.startswith("rtoffload/")]
     if len(loop) != 1 or not helpers:
@@ -69,6 +91,9 @@ def main():
     caller_writes = helper_writes = local_sleeps = naps = 0
     queued = collections.Counter()
     traps = collections.Counter()
+    pool_full = stalls = taken_slices = fallbacks = windows = caught = 0
+    verdicts = collections.Counter()
+    write_fds = set()
     for e in evs:
         ph = e.get("ph")
         if ph != "M" and not isinstance(e.get("ts"), (int, float)):
@@ -80,10 +105,20 @@ def main():
                 fail("a slice without its duration: %s" % e)
             if e["name"] == "write" and e["tid"] == loop and e["cat"] == "offload":
                 caller_writes += 1
+                write_fds.add(e.get("args", {}).get("fd"))
+            if e["cat"] == "offload" and e["name"] == "open" and "fd" in e.get("args", {}):
+                fail("an open has no descriptor yet: %s" % e)
+            if e["cat"] == "taken_back":
+                taken_slices += 1
             if e["name"] == "write" and e["tid"] in helpers and e["cat"] == "helper":
                 helper_writes += 1
             if e["name"] == "nap" and e["tid"] in helpers and e["cat"] == "predict":
                 naps += 1
+            if e["name"] == "window" and e["cat"] == "predict":
+                if e["tid"] not in helpers or e["args"].get("caught") not in (0, 1):
+                    fail("a window not a helper's, or neither caught nor empty: %s" % e)
+                windows += 1
+                caught += e["args"]["caught"]
             if e["tid"] == loop and e["cat"] == "trap":
                 traps[e["name"]] += 1
         elif ph == "B":
@@ -100,6 +135,16 @@ def main():
             local_sleeps += e["name"] == "clock_nanosleep"
         elif ph == "i" and e["tid"] == loop and e["cat"] == "async":
             queued[e["name"]] += 1
+        elif ph == "i" and e["cat"] == "pool_full":
+            pool_full += 1
+        elif ph == "i" and e["cat"] == "stall":
+            stalls += 1
+        elif ph == "i" and e["cat"] == "stall_verdict":
+            if names.get(e["tid"]) != "rtoffload-stall":
+                fail("a verdict not on the watchdog's track: %s" % e)
+            verdicts[e["args"]["verdict"]] += 1
+        elif ph == "i" and e["cat"] == "fallback":
+            fallbacks += 1
     for tid, stack in open_b.items():
         if stack:
             fail("a begin without its end on %s: %s" % (tid, stack[-1]))
@@ -147,6 +192,44 @@ def main():
         fail("trap slices %s, statistics' trapped %s" % (dict(traps), want_traps))
     if a.stats and dict(queued) != want_async:
         fail("async instants %s, statistics' async %s" % (dict(queued), want_async))
+    if write_fds != {write_fds and next(iter(write_fds))} or not all(
+            isinstance(f, int) and f >= 0 for f in write_fds):
+        fail("the loop's writes' descriptors: %s (one, the same for all)" % write_fds)
+    print("windows=%d caught=%d" % (windows, caught))
+    if want_naps and want_naps >= 10 and not windows:
+        fail("%d naps and no polling window" % want_naps)
+    if caught > want_w:
+        fail("%d windows caught a call, more than the %d offloads" % (caught, want_w))
+    if a.stats:
+        threads = st.get("threads", [])
+        want_pool = sum(t.get("pool_fallbacks", 0) + t.get("pool_failures", 0) for t in threads)
+        sc = st.get("stalls", {})
+        want_stalls = sc.get("calls", 0) + sc.get("input", 0)
+        want_fb = sum(c.get("fallback", 0) for c in st["calls"])
+        print("pool_full=%d stats_pool_full=%d stalls=%d stats_stalls=%d verdicts=%s "
+              "stats_stalls_detail=%s taken_back=%d fallbacks=%d stats_fallback=%d"
+              % (pool_full, want_pool, stalls, want_stalls, dict(verdicts), sc,
+                 taken_slices, fallbacks, want_fb))
+        if pool_full != want_pool:
+            fail("pool_full instants %d, statistics %d" % (pool_full, want_pool))
+        if pool_full < a.min_pool:
+            fail("pool_full %d: the scenario makes at least %d" % (pool_full, a.min_pool), 2)
+        if a.skip_stalls:
+            want_stalls = stalls + taken_slices
+            sc = dict(sc, unclaimed=verdicts["unclaimed"], running=verdicts["running"])
+        if stalls + taken_slices != want_stalls:
+            fail("stall instants %d and taken_back slices %d, statistics' calls and input %d"
+                 % (stalls, taken_slices, want_stalls))
+        if stalls + taken_slices < a.min_stalls:
+            fail("stalls %d: the scenario makes at least %d" % (stalls, a.min_stalls), 2)
+        for v in ("unclaimed", "running"):
+            if verdicts[v] != sc.get(v, 0):
+                fail("%s verdicts %d, statistics %d" % (v, verdicts[v], sc.get(v, 0)))
+        if taken_slices != sc.get("taken_back", 0):
+            fail("taken_back slices %d, statistics %d" % (taken_slices, sc.get("taken_back", 0)))
+        if taken_slices + fallbacks != want_fb:
+            fail("taken_back slices %d and fallback instants %d, statistics' fallback %d"
+                 % (taken_slices, fallbacks, want_fb))
     # A nap is counted when it begins and traced when it ends: the one in
     # progress at exit, and one begun after the statistics were written.
     if want_naps is not None and abs(naps - want_naps) > 2:
