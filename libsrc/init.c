@@ -21,6 +21,7 @@
 #include "init.h"
 #include "fork.h"
 #include "stats.h"
+#include "stats_report.h"
 #include "lifetime.h"
 #include "cred_mirror.h"
 #include "own_memory.h"
@@ -40,7 +41,7 @@ static void write_out(void)
 {
 	rto_async_at_exit();	  /* nothing accepted is lost */
 	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
-	rto_stats_at_exit();
+	rto_stats_report_at_exit();
 	rto_trace_at_exit(); /* trace_file=: the rest, and the JSON closed */
 }
 

@@ -244,7 +244,7 @@ static void copy_threads(struct rto_live *l)
 	struct rto_thread_row r;
 	unsigned i = 0, n = 0;
 
-	while (n < RTO_LIVE_THREADS && rto_stats_thread_next(&i, &r)) {
+	while (n < RTO_LIVE_THREADS && rto_stats_thread_next(&i, &r, 0)) {
 		struct rto_live_thread *o = &l->threads[n++];
 		memcpy(o->name, r.name, sizeof(o->name));
 		o->tid = r.tid;

@@ -13,7 +13,7 @@ set(RTO_COMMON_DIR ${CMAKE_CURRENT_LIST_DIR})
 function(rto_common_library target)
   add_library(${target} STATIC
     ${RTO_COMMON_DIR}/options.c ${RTO_COMMON_DIR}/cpulist.c ${RTO_COMMON_DIR}/validate.c
-    ${RTO_COMMON_DIR}/json.c)
+    ${RTO_COMMON_DIR}/json.c ${RTO_COMMON_DIR}/report_rows.c)
   set_target_properties(${target} PROPERTIES
     POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)
