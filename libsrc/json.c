@@ -146,6 +146,11 @@ void rto_json_obj(struct rto_json *j, const char *key)
 	begin(j, key, '{', '}', 0);
 }
 
+void rto_json_obj_inline(struct rto_json *j, const char *key)
+{
+	begin(j, key, '{', '}', 1);
+}
+
 void rto_json_arr(struct rto_json *j, const char *key, int inline_)
 {
 	begin(j, key, '[', ']', inline_);

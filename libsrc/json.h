@@ -36,7 +36,7 @@ typedef void rto_json_put_fn(void *sink, const char *bytes, size_t len);
 RTO_HIDDEN void rto_json_str(rto_json_put_fn *put, void *sink, const char *s);
 
 /* Nesting the writer follows; deeper is a caller's bug (members go to the deepest). */
-#define RTO_JSON_DEPTH 8
+#define RTO_JSON_DEPTH 16
 
 struct rto_json {
 	rto_json_put_fn *put;
@@ -55,6 +55,8 @@ RTO_HIDDEN void rto_json_close(struct rto_json *j);
 
 /* Every member below takes its key; NULL for an element of an array. */
 RTO_HIDDEN void rto_json_obj(struct rto_json *j, const char *key);
+/* An object the pretty layout keeps on one line (compact: rto_json_obj). */
+RTO_HIDDEN void rto_json_obj_inline(struct rto_json *j, const char *key);
 /* inline_: pretty layout keeps the array on one line (compact is always). */
 RTO_HIDDEN void rto_json_arr(struct rto_json *j, const char *key, int inline_);
 /* Closes the innermost object or array. */

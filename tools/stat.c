@@ -144,83 +144,96 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	}
 }
 
+/* The writer's sink (libsrc/json.h: the library's stats_file writes through the same writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);
 }
 
-/* A JSON string, escaped as the library's stats_file escapes it (json.h). */
-static void json_str(FILE *o, const char *s)
+static void json_counts(struct rto_json *j, const struct rto_live_counts *c)
 {
-	rto_json_str(file_put, o, s);
-}
-
-static void json_counts(FILE *o, const struct rto_live_counts *c)
-{
-	fprintf(o, "\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,\"fallback\":%lu",
-		(unsigned long)c->offloaded, (unsigned long)c->local, (unsigned long)c->denied,
-		(unsigned long)c->async, (unsigned long)c->fallback);
+	rto_json_u64(j, "offloaded", c->offloaded);
+	rto_json_u64(j, "local", c->local);
+	rto_json_u64(j, "denied", c->denied);
+	rto_json_u64(j, "async", c->async);
+	rto_json_u64(j, "fallback", c->fallback);
 }
 
 static void print_json(FILE *o, const struct rto_live *l, int fresh)
 {
+	struct rto_json j;
 	struct live_fn_view v;
 
-	fprintf(o, "{\"pid\":%d,\"fresh\":%d,\"helper_cpus\":", (int)l->pid, fresh);
-	json_str(o, l->helper_cpus);
-	fprintf(o, ",\"workers\":%d,\"totals\":{", (int)l->workers);
-	json_counts(o, &l->total);
-	fprintf(o,
-		",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
-		"\"major_faults\":%lu},\"calls\":[",
-		(unsigned long)l->p50_ns, (unsigned long)l->p99_ns, (unsigned long)l->max_ns,
-		(unsigned long)l->minor, (unsigned long)l->major);
+	rto_json_open(&j, file_put, o, 0);
+	rto_json_i64(&j, "pid", l->pid);
+	rto_json_i64(&j, "fresh", fresh);
+	rto_json_string(&j, "helper_cpus", l->helper_cpus);
+	rto_json_i64(&j, "workers", l->workers);
+	rto_json_obj(&j, "totals");
+	json_counts(&j, &l->total);
+	rto_json_u64(&j, "p50_ns", l->p50_ns);
+	rto_json_u64(&j, "p99_ns", l->p99_ns);
+	rto_json_u64(&j, "max_ns", l->max_ns);
+	rto_json_u64(&j, "minor_faults", l->minor);
+	rto_json_u64(&j, "major_faults", l->major);
+	rto_json_end(&j);
+	rto_json_arr(&j, "calls", 0);
 	for (unsigned i = 0; i < l->nfns && i < RTO_LIVE_FNS; i++) {
 		live_fn_interval(l, NULL, i, &v);
-		fprintf(o, "%s{\"name\":", i ? "," : "");
-		json_str(o, v.name);
-		putc(',', o);
-		json_counts(o, &v.total);
-		fprintf(o, ",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
-			(unsigned long)v.all_p50, (unsigned long)v.all_p99,
-			(unsigned long)v.all_max);
+		rto_json_obj(&j, NULL);
+		rto_json_string(&j, "name", v.name);
+		json_counts(&j, &v.total);
+		rto_json_u64(&j, "p50_ns", v.all_p50);
+		rto_json_u64(&j, "p99_ns", v.all_p99);
+		rto_json_u64(&j, "max_ns", v.all_max);
+		rto_json_end(&j);
 	}
-	fprintf(o, "],\"threads\":[");
+	rto_json_end(&j);
+	rto_json_arr(&j, "threads", 0);
 	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
 		const struct rto_live_thread *t = &l->threads[i];
 		char name[18];
 		snprintf(name, sizeof(name), "%s", t->name);
-		fprintf(o, "%s{\"thread\":", i ? "," : "");
-		json_str(o, name);
-		fprintf(o, ",\"tid\":%d,\"exited\":%d,\"marked_ns\":%lu,", (int)t->tid, t->exited,
-			(unsigned long)t->marked_ns);
-		json_counts(o, &t->c);
-		fprintf(o, ",\"minor_faults\":%lu,\"major_faults\":%lu}", (unsigned long)t->minor,
-			(unsigned long)t->major);
+		rto_json_obj(&j, NULL);
+		rto_json_string(&j, "thread", name);
+		rto_json_i64(&j, "tid", t->tid);
+		rto_json_i64(&j, "exited", t->exited);
+		rto_json_u64(&j, "marked_ns", t->marked_ns);
+		json_counts(&j, &t->c);
+		rto_json_u64(&j, "minor_faults", t->minor);
+		rto_json_u64(&j, "major_faults", t->major);
+		rto_json_end(&j);
 	}
-	fprintf(o,
-		"],\"other_threads\":%lu,\"async\":{\"queued\":%lu,\"ring_full\":%lu,"
-		"\"ring_used_bytes\":%lu,\"ring_bytes\":%lu,\"rings\":%u},",
-		(unsigned long)l->other_threads, (unsigned long)l->async_queued,
-		(unsigned long)l->async_full, (unsigned long)l->ring_used,
-		(unsigned long)l->ring_cap, (unsigned)l->rings);
-	fprintf(o,
-		"\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,\"taken_back\":%lu,"
-		"\"workers_added\":%lu,\"input\":%lu,\"now\":[",
-		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
-		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
-		(unsigned long)l->workers_grown, (unsigned long)l->input_waits);
+	rto_json_end(&j);
+	rto_json_u64(&j, "other_threads", l->other_threads);
+	rto_json_obj(&j, "async");
+	rto_json_u64(&j, "queued", l->async_queued);
+	rto_json_u64(&j, "ring_full", l->async_full);
+	rto_json_u64(&j, "ring_used_bytes", l->ring_used);
+	rto_json_u64(&j, "ring_bytes", l->ring_cap);
+	rto_json_u64(&j, "rings", l->rings);
+	rto_json_end(&j);
+	rto_json_obj(&j, "stalls");
+	rto_json_u64(&j, "calls", l->stalls);
+	rto_json_u64(&j, "unclaimed", l->stalls_unclaimed);
+	rto_json_u64(&j, "running", l->stalls_running);
+	rto_json_u64(&j, "taken_back", l->stalls_taken_back);
+	rto_json_u64(&j, "workers_added", l->workers_grown);
+	rto_json_u64(&j, "input", l->input_waits);
+	rto_json_arr(&j, "now", 0);
 	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
 	     i++) {
 		char fn[33];
 		snprintf(fn, sizeof(fn), "%s", l->stalled[i].fn);
-		fprintf(o, "%s{\"fn\":", i ? "," : "");
-		json_str(o, fn);
-		fprintf(o, ",\"tid\":%d,\"helper\":%d,\"ns\":%lu,\"input\":%d}",
-			(int)l->stalled[i].tid, (int)l->stalled[i].helper,
-			(unsigned long)l->stalled[i].ns, (int)l->stalled[i].input);
+		rto_json_obj(&j, NULL);
+		rto_json_string(&j, "fn", fn);
+		rto_json_i64(&j, "tid", l->stalled[i].tid);
+		rto_json_i64(&j, "helper", l->stalled[i].helper);
+		rto_json_u64(&j, "ns", l->stalled[i].ns);
+		rto_json_i64(&j, "input", l->stalled[i].input);
+		rto_json_end(&j);
 	}
-	fprintf(o, "]}}\n");
+	rto_json_close(&j);
 }
 
 /* A pid: digits only, and a live process or not, the segment decides. */
