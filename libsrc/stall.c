@@ -37,7 +37,7 @@
  * stack on its realtime path, and the watchdog cannot unwind another
  * thread's.  Later stalls of a site are counted only.
  */
-#include "options_load.h"
+#include "options.h"
 #include "cpulist.h"
 #include "fn.h"
 #include "callsite.h"
@@ -77,6 +77,16 @@ static struct {
  * it at the offset libthread_db reads (lifetime.c reads the initial
  * thread's the same way).  0 where unknown: the line then says "tid ?".
  */
+/* stall_us=: copied once at load (rto_stall_configure), read-only afterwards. */
+static struct {
+	uint64_t stall_us; /* 0: no stall detection */
+} opt;
+
+void rto_stall_configure(const struct rto_options *o)
+{
+	opt.stall_us = o->stall_us;
+}
+
 static size_t tid_offset;
 
 static pid_t caller_tid(void)
@@ -512,7 +522,7 @@ static void say_stall(const struct rto_queue *q, const struct note *n, int runne
 		    (int)CMM_LOAD_SHARED(q->running[runner].tid));
 		put_ms(&l, now - n->t0);
 	}
-	put(&l, " (stall_us=%lu)", (unsigned long)rto_opt.stall_us);
+	put(&l, " (stall_us=%lu)", (unsigned long)opt.stall_us);
 	if (scan)
 		put_helpers(&l, q, now);
 	else
@@ -584,7 +594,7 @@ static void say_scanned(const struct rto_queue *q, const struct note *n, int run
 /* Every worker inside a call for longer than stall_us (and at least one). */
 static int all_stuck(const struct rto_queue *q, uint64_t now)
 {
-	uint64_t stall_ns = rto_opt.stall_us * 1000;
+	uint64_t stall_ns = opt.stall_us * 1000;
 	int alive = 0;
 
 	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
@@ -673,7 +683,7 @@ static int held_long(unsigned i, const struct note *n, uint64_t now)
 		held[i] = n->gen;
 		held_at[i] = now;
 	}
-	return now - held_at[i] >= rto_opt.stall_us * 1000;
+	return now - held_at[i] >= opt.stall_us * 1000;
 }
 
 /*
@@ -698,7 +708,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	uint64_t now = rto_now_ns();
 	/* A look long after the note (a loaded machine's watchdog): what it sees is not yet a
 	 * verdict. */
-	int late = now - n->t0 > 2 * rto_opt.stall_us * 1000;
+	int late = now - n->t0 > 2 * opt.stall_us * 1000;
 
 	if (!fresh && CMM_LOAD_SHARED(quiet[i]) != n->gen)
 		return 0; /* said, or counted, already */
@@ -806,7 +816,7 @@ static long look(struct rto_queue *q)
 		if (say[i])
 			say_once(q, &n[i], runner[i], rto_now_ns());
 	if (waiting || again == 1) {
-		long ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
+		long ns = (long)(opt.stall_us * 500); /* stall_us / 2 */
 		return ns < 1000000 ? 1000000 : ns;
 	}
 	return again ? QUIET_LOOK_NS : 0;
@@ -836,7 +846,7 @@ void rto_stall_start(const cpu_set_t *cpus)
 	pthread_attr_t attr;
 	pthread_t tid;
 
-	if (!rto_opt.stall_us)
+	if (!opt.stall_us)
 		return;
 	const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
 	if (d && d[0] == 8 * sizeof(pid_t) && d[1] == 1 &&

@@ -13,7 +13,7 @@
 #include "callsite.h"
 #include "fn.h"
 #include "futex.h"
-#include "options_load.h"
+#include "options.h"
 #include "real.h"
 #include "report.h"
 #include "report_rows.h"
@@ -30,6 +30,23 @@
 #include "rtoffload.h"
 
 /* ---- the output: a buffer written with raw system calls ------------------------------------ */
+
+/* stats=, stats_file=, and what its lines quote: copied once at load (rto_stats_report_configure),
+ * read-only afterwards. */
+static struct {
+	int stats;
+	char stats_file[PATH_MAX];
+	uint64_t stall_us;
+	int predict; /* helper_wake=predict */
+} opt;
+
+void rto_stats_report_configure(const struct rto_options *o)
+{
+	opt.stats = o->stats;
+	memcpy(opt.stats_file, o->stats_file, sizeof(opt.stats_file));
+	opt.stall_us = o->stall_us;
+	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
+}
 
 struct out {
 	int fd;
@@ -134,7 +151,7 @@ static void stalls_row(struct rto_row *r, const struct rto_stall_counts *c)
 	rto_row_u64(r, "input", c->input);
 	rto_row_u64(r, "input_now", c->input_now);
 	rto_row_u64(r, "workers_moved", c->moved);
-	rto_row_u64(r, "stall_us", rto_opt.stall_us);
+	rto_row_u64(r, "stall_us", opt.stall_us);
 	rto_row_text_only(r);
 }
 
@@ -160,7 +177,7 @@ static int lock_briefly(pthread_mutex_t *m)
 /* 1: v holds a copy (predict on, helpers started, at least one nap). */
 static int predict_snapshot(struct predict_view *v)
 {
-	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
+	if (!opt.predict || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
 		return 0;
 	/*
 	 * A copy under the lock the helpers write them under (predict.c),
@@ -581,14 +598,14 @@ void rto_stats_report_at_exit(void)
 	static struct out o; /* 4 KiB: exit may run on a small stack */
 	char path[PATH_MAX];
 
-	if (rto_opt.stats) {
+	if (opt.stats) {
 		o.fd = 2;
 		write_table(&o);
 		out_flush(&o);
 	}
-	if (!rto_opt.stats_file[0])
+	if (!opt.stats_file[0])
 		return;
-	if (expand_path(rto_opt.stats_file, path, sizeof(path)) != 0) {
+	if (expand_path(opt.stats_file, path, sizeof(path)) != 0) {
 		rto_say(0, "stats_file: path too long");
 		return;
 	}

@@ -16,4 +16,8 @@
 
 RTO_HIDDEN void rto_stats_report_at_exit(void);
 
+struct rto_options;
+/* stats=, stats_file=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_stats_report_configure(const struct rto_options *o);
+
 #endif /* RTO_STATS_REPORT_H */

@@ -5,7 +5,7 @@
  * finished marked intervals.  Below thread.c, stats.c and callsite.c,
  * which all read them; it calls none of them.
  */
-#include "options_load.h"
+#include "options.h"
 #include "procfs.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
@@ -19,6 +19,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* stats=, stats_file=: copied once at load (rto_thread_faults_configure), read-only afterwards. */
+static struct {
+	int counting; /* stats=1 or stats_file=: marked time and faults are counted */
+} opt;
+
+void rto_thread_faults_configure(const struct rto_options *o)
+{
+	opt.counting = o->stats || o->stats_file[0];
+}
+
 static uint64_t faults_minor, faults_major; /* finished marked intervals, every thread */
 
 /*
@@ -29,7 +39,7 @@ static uint64_t faults_minor, faults_major; /* finished marked intervals, every 
  */
 int rto_thread_counting(void)
 {
-	return rto_opt.stats || rto_opt.stats_file[0];
+	return opt.counting;
 }
 
 /* Fields 10 (minflt) and 12 (majflt) of /proc/self/task/TID/stat. */
