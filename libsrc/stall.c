@@ -259,7 +259,9 @@ static int parse_task(const char *line, struct task *t)
 		n = sizeof(t->name) - 1;
 	memcpy(t->name, open + 1, n);
 	t->name[n] = '\0';
-	const char *p = close + 2; /* field 3, the state */
+	const char *p = rto_procfs_stat_field(line, 3); /* the state */
+	if (!p)
+		return -1;
 	t->state = *p;
 	for (int field = 4; field < 42; field++) {
 		p = strchr(p, ' ');
@@ -339,9 +341,11 @@ static void busiest(struct task *best, const int *cpu, int ncpu)
 			continue;
 		for (long tid; (tid = dir_next(&tasks)) >= 0;) {
 			struct task t;
-			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", pid, tid);
-			if (tid == watchdog_tid || rto_procfs_read(path, line, sizeof(line)) <= 0 ||
-			    parse_task(line, &t) != 0 || t.state != 'R')
+			if (tid == watchdog_tid)
+				continue;
+			long n =
+				rto_procfs_task((pid_t)pid, (pid_t)tid, "stat", line, sizeof(line));
+			if (n <= 0 || parse_task(line, &t) != 0 || t.state != 'R')
 				continue;
 			t.pid = (pid_t)pid;
 			t.tid = (pid_t)tid;
@@ -402,16 +406,6 @@ static void put_ms(struct line *l, uint64_t ns)
 		put(l, "%.1f ms", (double)ns / 1e6);
 }
 
-static void thread_name(pid_t pid, pid_t tid, char *out, size_t size)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	if (rto_procfs_read(path, out, size) <= 0)
-		snprintf(out, size, "?");
-	out[strcspn(out, "\n")] = '\0';
-}
-
 /* A worker's state letter (/proc stat), as the line says it. */
 static const char *state_name(char state)
 {
@@ -444,7 +438,7 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
 			continue;
 		}
 		char proc[17] = "?";
-		thread_name(best[i].pid, best[i].pid, proc, sizeof(proc));
+		rto_procfs_comm(best[i].pid, best[i].pid, proc, sizeof(proc));
 		put(l, "busy with '%s' (tid %d of process %d '%s') %s %d", best[i].name,
 		    (int)best[i].tid, (int)best[i].pid, proc, policy_name(best[i].policy),
 		    best[i].policy == SCHED_FIFO || best[i].policy == SCHED_RR ? best[i].prio
@@ -510,7 +504,7 @@ static void say_stall(const struct rto_queue *q, const struct note *n, int runne
 	char name[17] = "?";
 
 	if (n->tid && scan)
-		thread_name(getpid(), n->tid, name, sizeof(name));
+		rto_procfs_comm(getpid(), n->tid, name, sizeof(name));
 	put(&l, "==%d==rtoffload: stall: '%s' of realtime thread '%s' (tid ", (int)getpid(),
 	    n->fn->name, name);
 	put(&l, n->tid ? "%d" : "?", (int)n->tid);

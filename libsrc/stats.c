@@ -121,16 +121,6 @@ struct thread_view {
 	struct rto_thread_stats st;
 };
 
-static void read_comm(pid_t tid, char *name, size_t len)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	if (rto_procfs_read(path, name, len) <= 0)
-		snprintf(name, len, "?");
-	name[strcspn(name, "\n")] = '\0';
-}
-
 /*
  * The counts of a live thread; with `current`, its current marked interval
  * too (time, faults), which reads the thread's route: a plain byte its
@@ -174,7 +164,7 @@ static void view_of(struct row *r, struct thread_view *v, int current)
 		 * Its reader reads /proc/PID/task/TID/comm itself.
 		 */
 		if (current)
-			read_comm(r->tid, v->name, sizeof(v->name));
+			rto_procfs_comm(0, r->tid, v->name, sizeof(v->name));
 		return;
 	}
 	while (uatomic_read(&r->state) != ROW_DEAD)
