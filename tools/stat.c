@@ -5,6 +5,7 @@
  */
 #include "live_read.h"
 #include "json.h"
+#include "report_rows.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -150,43 +151,50 @@ static void file_put(void *f, const char *bytes, size_t len)
 	fwrite(bytes, 1, len, f);
 }
 
-static void json_counts(struct rto_json *j, const struct rto_live_counts *c)
+/*
+ * The JSON as rows (libsrc/report_rows.h, the model of the library's own
+ * stats_file): a row per section, function, thread and stalled call.
+ */
+static void counts_row(struct rto_row *r, const struct rto_live_counts *c)
 {
-	rto_json_u64(j, "offloaded", c->offloaded);
-	rto_json_u64(j, "local", c->local);
-	rto_json_u64(j, "denied", c->denied);
-	rto_json_u64(j, "async", c->async);
-	rto_json_u64(j, "fallback", c->fallback);
+	rto_row_u64(r, "offloaded", c->offloaded);
+	rto_row_u64(r, "local", c->local);
+	rto_row_u64(r, "denied", c->denied);
+	rto_row_u64(r, "async", c->async);
+	rto_row_u64(r, "fallback", c->fallback);
 }
 
 static void print_json(FILE *o, const struct rto_live *l, int fresh)
 {
 	struct rto_json j;
+	struct rto_row r;
 	struct live_fn_view v;
 
+	r.n = 0;
+	rto_row_i64(&r, "pid", l->pid);
+	rto_row_i64(&r, "fresh", fresh);
+	rto_row_str(&r, "helper_cpus", l->helper_cpus);
+	rto_row_i64(&r, "workers", l->workers);
 	rto_json_open(&j, file_put, o, 0);
-	rto_json_i64(&j, "pid", l->pid);
-	rto_json_i64(&j, "fresh", fresh);
-	rto_json_string(&j, "helper_cpus", l->helper_cpus);
-	rto_json_i64(&j, "workers", l->workers);
-	rto_json_obj(&j, "totals");
-	json_counts(&j, &l->total);
-	rto_json_u64(&j, "p50_ns", l->p50_ns);
-	rto_json_u64(&j, "p99_ns", l->p99_ns);
-	rto_json_u64(&j, "max_ns", l->max_ns);
-	rto_json_u64(&j, "minor_faults", l->minor);
-	rto_json_u64(&j, "major_faults", l->major);
-	rto_json_end(&j);
+	rto_json_cells(&j, &r);
+	r.n = 0;
+	counts_row(&r, &l->total);
+	rto_row_u64(&r, "p50_ns", l->p50_ns);
+	rto_row_u64(&r, "p99_ns", l->p99_ns);
+	rto_row_u64(&r, "max_ns", l->max_ns);
+	rto_row_u64(&r, "minor_faults", l->minor);
+	rto_row_u64(&r, "major_faults", l->major);
+	rto_json_row(&j, "totals", &r);
 	rto_json_arr(&j, "calls", 0);
 	for (unsigned i = 0; i < l->nfns && i < RTO_LIVE_FNS; i++) {
 		live_fn_interval(l, NULL, i, &v);
-		rto_json_obj(&j, NULL);
-		rto_json_string(&j, "name", v.name);
-		json_counts(&j, &v.total);
-		rto_json_u64(&j, "p50_ns", v.all_p50);
-		rto_json_u64(&j, "p99_ns", v.all_p99);
-		rto_json_u64(&j, "max_ns", v.all_max);
-		rto_json_end(&j);
+		r.n = 0;
+		rto_row_str(&r, "name", v.name);
+		counts_row(&r, &v.total);
+		rto_row_u64(&r, "p50_ns", v.all_p50);
+		rto_row_u64(&r, "p99_ns", v.all_p99);
+		rto_row_u64(&r, "max_ns", v.all_max);
+		rto_json_row(&j, NULL, &r);
 	}
 	rto_json_end(&j);
 	rto_json_arr(&j, "threads", 0);
@@ -194,44 +202,46 @@ static void print_json(FILE *o, const struct rto_live *l, int fresh)
 		const struct rto_live_thread *t = &l->threads[i];
 		char name[18];
 		snprintf(name, sizeof(name), "%s", t->name);
-		rto_json_obj(&j, NULL);
-		rto_json_string(&j, "thread", name);
-		rto_json_i64(&j, "tid", t->tid);
-		rto_json_i64(&j, "exited", t->exited);
-		rto_json_u64(&j, "marked_ns", t->marked_ns);
-		json_counts(&j, &t->c);
-		rto_json_u64(&j, "minor_faults", t->minor);
-		rto_json_u64(&j, "major_faults", t->major);
-		rto_json_end(&j);
+		r.n = 0;
+		rto_row_str(&r, "thread", name);
+		rto_row_i64(&r, "tid", t->tid);
+		rto_row_i64(&r, "exited", t->exited);
+		rto_row_u64(&r, "marked_ns", t->marked_ns);
+		counts_row(&r, &t->c);
+		rto_row_u64(&r, "minor_faults", t->minor);
+		rto_row_u64(&r, "major_faults", t->major);
+		rto_json_row(&j, NULL, &r);
 	}
 	rto_json_end(&j);
 	rto_json_u64(&j, "other_threads", l->other_threads);
-	rto_json_obj(&j, "async");
-	rto_json_u64(&j, "queued", l->async_queued);
-	rto_json_u64(&j, "ring_full", l->async_full);
-	rto_json_u64(&j, "ring_used_bytes", l->ring_used);
-	rto_json_u64(&j, "ring_bytes", l->ring_cap);
-	rto_json_u64(&j, "rings", l->rings);
-	rto_json_end(&j);
+	r.n = 0;
+	rto_row_u64(&r, "queued", l->async_queued);
+	rto_row_u64(&r, "ring_full", l->async_full);
+	rto_row_u64(&r, "ring_used_bytes", l->ring_used);
+	rto_row_u64(&r, "ring_bytes", l->ring_cap);
+	rto_row_u64(&r, "rings", l->rings);
+	rto_json_row(&j, "async", &r);
+	r.n = 0;
+	rto_row_u64(&r, "calls", l->stalls);
+	rto_row_u64(&r, "unclaimed", l->stalls_unclaimed);
+	rto_row_u64(&r, "running", l->stalls_running);
+	rto_row_u64(&r, "taken_back", l->stalls_taken_back);
+	rto_row_u64(&r, "workers_added", l->workers_grown);
+	rto_row_u64(&r, "input", l->input_waits);
 	rto_json_obj(&j, "stalls");
-	rto_json_u64(&j, "calls", l->stalls);
-	rto_json_u64(&j, "unclaimed", l->stalls_unclaimed);
-	rto_json_u64(&j, "running", l->stalls_running);
-	rto_json_u64(&j, "taken_back", l->stalls_taken_back);
-	rto_json_u64(&j, "workers_added", l->workers_grown);
-	rto_json_u64(&j, "input", l->input_waits);
+	rto_json_cells(&j, &r);
 	rto_json_arr(&j, "now", 0);
 	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
 	     i++) {
 		char fn[33];
 		snprintf(fn, sizeof(fn), "%s", l->stalled[i].fn);
-		rto_json_obj(&j, NULL);
-		rto_json_string(&j, "fn", fn);
-		rto_json_i64(&j, "tid", l->stalled[i].tid);
-		rto_json_i64(&j, "helper", l->stalled[i].helper);
-		rto_json_u64(&j, "ns", l->stalled[i].ns);
-		rto_json_i64(&j, "input", l->stalled[i].input);
-		rto_json_end(&j);
+		r.n = 0;
+		rto_row_str(&r, "fn", fn);
+		rto_row_i64(&r, "tid", l->stalled[i].tid);
+		rto_row_i64(&r, "helper", l->stalled[i].helper);
+		rto_row_u64(&r, "ns", l->stalled[i].ns);
+		rto_row_i64(&r, "input", l->stalled[i].input);
+		rto_json_row(&j, NULL, &r);
 	}
 	rto_json_close(&j);
 }
