@@ -70,7 +70,7 @@
 static struct {
 	int prio_mode;		 /* helper_priority=: enum rto_prio_mode */
 	int prio;		 /* ... its fixed priority */
-	uint64_t idle_ns;	 /* helper_idle_us=, in ns: converted here, nowhere else */
+	uint64_t helper_idle_ns; /* helper_idle_us=, in ns: converted here, nowhere else */
 	int predict;		 /* helper_wake=predict */
 	unsigned workers;	 /* workers= */
 	unsigned workers_max;	 /* workers_max=: at least workers */
@@ -81,7 +81,7 @@ void rto_helpers_configure(const struct rto_options *o)
 {
 	opt.prio_mode = o->helper_prio_mode;
 	opt.prio = o->helper_prio;
-	opt.idle_ns = o->helper_idle_us * UINT64_C(1000);
+	opt.helper_idle_ns = o->helper_idle_us * UINT64_C(1000);
 	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
 	opt.workers = o->workers;
 	opt.workers_max = o->workers_max > o->workers ? o->workers_max : o->workers;
@@ -89,7 +89,7 @@ void rto_helpers_configure(const struct rto_options *o)
 	opt.cpus.rt_cpus_set = o->rt_cpus_set;
 	opt.cpus.helper_cpus = o->helper_cpus;
 	opt.cpus.helper_cpus_set = o->helper_cpus_set;
-	rto_predict_configure(opt.idle_ns);
+	rto_predict_configure(opt.helper_idle_ns);
 }
 
 static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
@@ -439,9 +439,9 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 /* Today's idle polling (helper_wake=idle, and aperiodic callers under predict). */
 static int poll_for_work(struct rto_queue *q)
 {
-	if (opt.idle_ns == 0) /* never poll: sleep at once */
+	if (opt.helper_idle_ns == 0) /* never poll: sleep at once */
 		return 0;
-	return poll_until(q, rto_now_ns() + opt.idle_ns, NULL, 0);
+	return poll_until(q, rto_now_ns() + opt.helper_idle_ns, NULL, 0);
 }
 
 /*

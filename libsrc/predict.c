@@ -327,9 +327,9 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 	rto_mutex_unlock(&s->lock);
 }
 
-void rto_predict_configure(uint64_t idle_ns)
+void rto_predict_configure(uint64_t ns)
 {
-	helper_idle_ns = idle_ns;
+	helper_idle_ns = ns;
 }
 
 uint64_t rto_predict_promised(struct rto_predict *s)
