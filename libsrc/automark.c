@@ -48,7 +48,9 @@ typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(voi
 
 /* ---- deciding ---------------------------------------------------------- */
 
-/* mark=, rt_cpus= (mark=cpus): copied once at load (rto_automark_configure), read-only afterwards.
+/*
+ * mark=, rt_cpus= (mark=cpus): copied once at load
+ * (rto_automark_configure), read-only afterwards.
  */
 static struct {
 	unsigned mark;

@@ -19,7 +19,9 @@
 #include <malloc.h>
 #include <string.h>
 
-/* mlock=, prefault_heap_kb=: copied once at load (rto_heap_recipe_configure), read-only afterwards.
+/*
+ * mlock=, prefault_heap_kb=: copied once at load
+ * (rto_heap_recipe_configure), read-only afterwards.
  */
 static struct {
 	int mlock;

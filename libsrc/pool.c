@@ -57,7 +57,10 @@ struct rto_pool {
 };
 
 uintptr_t rto_pool_base, rto_pool_span;
-/* malloc=, pool_kb=, pool_fork=: copied once at load (rto_pool_configure), read-only afterwards. */
+/*
+ * malloc=, pool_kb=, pool_fork=: copied once at load (rto_pool_configure),
+ * read-only afterwards.
+ */
 static struct {
 	int malloc_mode;
 	unsigned pool_kb;

@@ -29,10 +29,10 @@
 
 #include "rtoffload.h"
 
-/* ---- the output: a buffer written with raw system calls ------------------------------------ */
-
-/* stats=, stats_file=, and what its lines quote: copied once at load (rto_stats_report_configure),
- * read-only afterwards. */
+/*
+ * stats=, stats_file=, and what its lines quote: copied once at load
+ * (rto_stats_report_configure), read-only afterwards.
+ */
 static struct {
 	int stats;
 	char stats_file[PATH_MAX];
@@ -47,6 +47,8 @@ void rto_stats_report_configure(const struct rto_options *o)
 	opt.stall_us = o->stall_us;
 	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
 }
+
+/* ---- the output: a buffer written with raw system calls ------------------------------------ */
 
 struct out {
 	int fd;

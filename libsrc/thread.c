@@ -111,8 +111,10 @@ RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 /* ---- marked time and page faults --------------------------------------------- */
 
-/* live=, prefault_stack_kb=, mode=: copied once at load (rto_thread_configure), read-only
- * afterwards. */
+/*
+ * live=, prefault_stack_kb=, mode=: copied once at load
+ * (rto_thread_configure), read-only afterwards.
+ */
 static struct {
 	int live;
 	unsigned prefault_stack_kb;

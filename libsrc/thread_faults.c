@@ -20,7 +20,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* stats=, stats_file=: copied once at load (rto_thread_faults_configure), read-only afterwards. */
+/*
+ * stats=, stats_file=: copied once at load (rto_thread_faults_configure),
+ * read-only afterwards.
+ */
 static struct {
 	int counting; /* stats=1 or stats_file=: marked time and faults are counted */
 } opt;

@@ -34,8 +34,10 @@
 
 /* Its address is the thread's mark in the slot it holds: unique among live threads. */
 static __thread unsigned char slot_index RTO_TLS; /* 1 + its slot's index, 0: none */
-/* spin_ns=, stall_us=, on_stall=: copied once at load (rto_transport_configure), read-only
- * afterwards. */
+/*
+ * spin_ns=, stall_us=, on_stall=: copied once at load
+ * (rto_transport_configure), read-only afterwards.
+ */
 static struct {
 	uint64_t spin_ns;
 	uint64_t stall_ns;  /* stall_us=, in ns; 0: none */
