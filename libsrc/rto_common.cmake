@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # rto_common (rto_common.h): the option parser, the CPU lists, the
-# configuration checks and the JSON string escaper, shared by the library,
-# the launcher (tools/) and the fuzz target (tests/fuzz, which builds on
-# its own too).
+# configuration checks, the JSON writer and the reports' row model, shared
+# by the library, the launcher (tools/) and the fuzz target (tests/fuzz,
+# which builds on its own too).
 #
 #   rto_common_library(TARGET [COMPILE_OPTIONS...])
 #
