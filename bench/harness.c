@@ -717,122 +717,81 @@ void h_reply_merge(struct h_reply *into, struct h_reply *from)
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-/* rto_json_str's sink (libsrc/json.h: the library's and the tools' escaper). */
+/* The writer's sink (libsrc/json.h: the library's, the tools' and bench's one writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);
 }
 
-static void hj_item(struct h_json *j, const char *key)
-{
-	int d = j->depth;
-
-	if (j->count[d]++)
-		fputc(',', j->f);
-	if (j->inline_[d]) {
-		if (j->count[d] > 1)
-			fputc(' ', j->f);
-	} else {
-		fprintf(j->f, "\n%*s", 2 * (d + 1), "");
-	}
-	if (key)
-		fprintf(j->f, "\"%s\": ", key);
-}
-
-static void hj_begin(struct h_json *j, const char *key, char open, char close, int inline_)
-{
-	hj_item(j, key);
-	fputc(open, j->f);
-	j->depth++;
-	j->count[j->depth] = 0;
-	j->close[j->depth] = close;
-	j->inline_[j->depth] = inline_ || j->inline_[j->depth - 1];
-}
-
 int hj_open(struct h_json *j, const char *path)
 {
-	memset(j, 0, sizeof(*j));
 	j->f = fopen(path, "we");
 	if (!j->f) {
 		fprintf(stderr, "bench: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fputc('{', j->f);
-	j->close[0] = '}';
+	rto_json_open(&j->w, file_put, j->f, 1);
 	return 0;
 }
 
 void hj_end(struct h_json *j)
 {
-	int d = j->depth;
-
-	if (!j->inline_[d] && j->count[d])
-		fprintf(j->f, "\n%*s", 2 * d, "");
-	fputc(j->close[d], j->f);
-	if (d > 0)
-		j->depth--;
+	rto_json_end(&j->w);
 }
 
 void hj_close(struct h_json *j)
 {
-	while (j->depth > 0)
-		hj_end(j);
-	hj_end(j);
-	fputc('\n', j->f);
+	rto_json_close(&j->w);
 	fclose(j->f);
 	j->f = NULL;
 }
 
 void hj_obj(struct h_json *j, const char *key)
 {
-	hj_begin(j, key, '{', '}', 0);
+	rto_json_obj(&j->w, key);
 }
 
 void hj_arr(struct h_json *j, const char *key, int inline_)
 {
-	hj_begin(j, key, '[', ']', inline_);
+	rto_json_arr(&j->w, key, inline_);
 }
 
 void hj_str(struct h_json *j, const char *key, const char *val)
 {
-	hj_item(j, key);
-	if (!val) {
-		fputs("null", j->f);
-		return;
-	}
-	rto_json_str(file_put, j->f, val);
+	rto_json_string(&j->w, key, val);
 }
 
 void hj_u64(struct h_json *j, const char *key, uint64_t val)
 {
-	hj_item(j, key);
-	fprintf(j->f, "%llu", (unsigned long long)val);
+	rto_json_u64(&j->w, key, val);
 }
 
+/* A double as bench always wrote it (%.6g; null when not finite): the writer takes it raw. */
 void hj_num(struct h_json *j, const char *key, double val)
 {
-	hj_item(j, key);
-	if (isfinite(val))
-		fprintf(j->f, "%.6g", val);
-	else
-		fputs("null", j->f);
+	char buf[32];
+
+	if (!isfinite(val)) {
+		rto_json_null(&j->w, key);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.6g", val);
+	rto_json_raw(&j->w, key, buf);
 }
 
 void hj_bool(struct h_json *j, const char *key, int val)
 {
-	hj_item(j, key);
-	fputs(val ? "true" : "false", j->f);
+	rto_json_bool(&j->w, key, val);
 }
 
 void hj_null(struct h_json *j, const char *key)
 {
-	hj_item(j, key);
-	fputs("null", j->f);
+	rto_json_null(&j->w, key);
 }
 
 void hj_summary(struct h_json *j, const char *key, const struct h_summary *s)
 {
-	hj_begin(j, key, '{', '}', 1);
+	rto_json_obj_inline(&j->w, key);
 	hj_u64(j, "n", s->n);
 	hj_u64(j, "min_ns", s->min);
 	hj_u64(j, "p50_ns", s->p50);

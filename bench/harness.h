@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h" /* libsrc/json.h */
+
 /* ---- the command line every family accepts ------------------------------ */
 
 struct h_opts {
@@ -187,14 +189,14 @@ void h_reply_merge(struct h_reply *into, struct h_reply *from);
 void h_send_samples(const char *name, const uint64_t *v, size_t n);
 void h_send_value(const char *name, double value);
 
-/* ---- JSON (a streaming writer: keys in order, commas handled) ------------- */
+/*
+ * ---- JSON (a streaming writer: keys in order, commas handled) -------------
+ * libsrc/json.h's writer in its pretty layout, into a file.
+ */
 
 struct h_json {
 	FILE *f;
-	int depth;
-	int count[16];	/* items written at each depth */
-	char close[16]; /* '}' or ']' */
-	int inline_[16];
+	struct rto_json w;
 };
 
 int hj_open(struct h_json *j, const char *path); /* opens the root object */

@@ -30,28 +30,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
 #include "rtoffload.h"
 
 /* A system call from the program's own text: no wrapper sees it. */
-static long asm_syscall2(long nr, long a0, long a1)
-{
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a0), "S"(a1)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(bench_syscall6) ".popsection\n");
+long bench_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 
 static long getcwd_raw(void)
 {
 	char buf[256];
-	return asm_syscall2(SYS_getcwd, (long)buf, sizeof(buf));
+	return bench_syscall6(SYS_getcwd, (long)buf, sizeof(buf), 0, 0, 0, 0);
 }
 
 static long getppid_raw(void)
 {
-	return asm_syscall2(SYS_getppid, 0, 0);
+	return bench_syscall6(SYS_getppid, 0, 0, 0, 0, 0, 0);
 }
 
 static long futex_wake(void)

@@ -51,7 +51,7 @@
  * when both are still running (two helpers at once) does it wait for one,
  * as a caller waits for its own request.
  */
-#include "options_load.h"
+#include "async_opts.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"
@@ -438,7 +438,7 @@ void rto_async_thread_marked(void)
 		return;
 	}
 	uint64_t cap = 4096;
-	while (cap < (uint64_t)rto_opt.async_ring_kb * 1024)
+	while (cap < (uint64_t)rto_async_ring_kb() * 1024)
 		cap <<= 1;
 	void *buf = rto_real_mmap(NULL, cap, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -538,7 +538,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	if (!reserve(r, need, &skip)) {
 		rto_stats_async_full();
 		rto_trace_async_full(); /* trace.c */
-		if (rto_opt.async_full == RTO_ASYNC_FULL_SYNC) {
+		if (rto_async_full_sync()) {
 			rto_async_barrier(); /* keep the order: what is queued goes first */
 			return 1;
 		}

@@ -4,7 +4,7 @@
  * and the match of a descriptor's path against them (fdclass.c, policy.c).
  * Set once at load (async.c's init), read-only afterwards.
  */
-#include "options_load.h"
+#include "async_opts.h"
 #include "async_path.h"
 #include "real.h"
 
@@ -25,7 +25,7 @@ static size_t prefix_len[MAX_PATHS];
  */
 void rto_async_path_init(void)
 {
-	const char *s = rto_opt.async_path;
+	const char *s = rto_async_path_list();
 
 	for (int i = 0; *s && i < MAX_PATHS; i++) {
 		size_t n = strcspn(s, ",");

@@ -17,7 +17,7 @@
  * cannot be interposed) and changes made from outside the process
  * (chrt -p, taskset -p).  A thread marked through the API is left alone.
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "thread.h"
@@ -48,11 +48,30 @@ typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(voi
 
 /* ---- deciding ---------------------------------------------------------- */
 
+/*
+ * mark=, rt_cpus= (mark=cpus): copied once at load
+ * (rto_automark_configure), read-only afterwards.
+ */
+static struct {
+	unsigned mark;
+	int rt_cpus_set;
+	cpu_set_t rt_cpus;
+	char mark_name[64];
+} opt;
+
+void rto_automark_configure(const struct rto_options *o)
+{
+	opt.mark = o->mark;
+	opt.rt_cpus_set = o->rt_cpus_set;
+	opt.rt_cpus = o->rt_cpus;
+	memcpy(opt.mark_name, o->mark_name, sizeof(opt.mark_name));
+}
+
 static int in_constructor; /* helpers never start at load: on first use instead */
 
 static int wanted(unsigned traits)
 {
-	return (rto_opt.mark & RTO_MARK_ALL) || (rto_opt.mark & traits);
+	return (opt.mark & RTO_MARK_ALL) || (opt.mark & traits);
 }
 
 /*
@@ -111,18 +130,18 @@ static int cpus_inside_rt(size_t size, const cpu_set_t *set)
 {
 	cpu_set_t outside;
 
-	if (!rto_opt.rt_cpus_set || CPU_COUNT_S(size, set) == 0)
+	if (!opt.rt_cpus_set || CPU_COUNT_S(size, set) == 0)
 		return 0;
 	size = size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t);
 	CPU_ZERO(&outside);
 	memcpy(&outside, set, size);
-	CPU_AND(&outside, &outside, &rto_opt.rt_cpus);
+	CPU_AND(&outside, &outside, &opt.rt_cpus);
 	return CPU_COUNT_S(size, &outside) == CPU_COUNT_S(size, set);
 }
 
 static int name_matches(const char *name)
 {
-	return rto_opt.mark_name[0] && fnmatch(rto_opt.mark_name, name, 0) == 0;
+	return opt.mark_name[0] && fnmatch(opt.mark_name, name, 0) == 0;
 }
 
 /* The calling thread's traits, asked of the kernel: at thread start only. */
@@ -134,13 +153,13 @@ static unsigned query_traits(int is_main)
 	char name[17] = "";
 	int policy;
 
-	if ((rto_opt.mark & RTO_MARK_RT) &&
-	    pthread_getschedparam(pthread_self(), &policy, &sp) == 0 && is_rt_policy(policy))
+	if ((opt.mark & RTO_MARK_RT) && pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+	    is_rt_policy(policy))
 		traits |= RTO_MARK_RT;
-	if ((rto_opt.mark & RTO_MARK_CPUS) && sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	if ((opt.mark & RTO_MARK_CPUS) && sched_getaffinity(0, sizeof(set), &set) == 0 &&
 	    cpus_inside_rt(sizeof(set), &set))
 		traits |= RTO_MARK_CPUS;
-	if ((rto_opt.mark & RTO_MARK_NAME) &&
+	if ((opt.mark & RTO_MARK_NAME) &&
 	    RTO_HAND_REAL(prctl)(PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0 &&
 	    name_matches(name))
 		traits |= RTO_MARK_NAME;
@@ -224,7 +243,7 @@ static void *thread_start(void *p)
 
 static int policy_active(void)
 {
-	return rto_opt.mark & ~RTO_MARK_MAIN;
+	return opt.mark & ~RTO_MARK_MAIN;
 }
 
 RTO_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
@@ -260,7 +279,7 @@ static void sched_changed(int by_tid, pthread_t thread, pid_t tid, int policy, i
 		rto_self.prio = is_rt_policy(policy) ? prio : 0;
 	if (is_rt_policy(policy) && rto_self.route != RTO_ROUTE_DIRECT)
 		rto_helpers_raise_ceiling(prio); /* only marked threads' requests matter */
-	if (rto_opt.mark & RTO_MARK_RT)
+	if (opt.mark & RTO_MARK_RT)
 		with_thread(by_tid, thread, tid, RTO_MARK_RT, is_rt_policy(policy));
 }
 
@@ -294,7 +313,7 @@ RTO_EXPORT int sched_setparam(pid_t pid, const struct sched_param *sp)
 RTO_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 {
 	int ret = rto_real_sched_setaffinity(pid, size, set);
-	if (ret == 0 && (rto_opt.mark & RTO_MARK_CPUS))
+	if (ret == 0 && (opt.mark & RTO_MARK_CPUS))
 		with_thread(1, 0, pid, RTO_MARK_CPUS, cpus_inside_rt(size, set));
 	return ret;
 }
@@ -302,7 +321,7 @@ RTO_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 RTO_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
 {
 	int err = rto_real_pthread_setaffinity_np(thread, size, set);
-	if (!err && (rto_opt.mark & RTO_MARK_CPUS))
+	if (!err && (opt.mark & RTO_MARK_CPUS))
 		with_thread(0, thread, 0, RTO_MARK_CPUS, cpus_inside_rt(size, set));
 	return err;
 }
@@ -310,7 +329,7 @@ RTO_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_s
 RTO_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
 	int err = rto_real_pthread_setname_np(thread, name);
-	if (!err && (rto_opt.mark & RTO_MARK_NAME))
+	if (!err && (opt.mark & RTO_MARK_NAME))
 		with_thread(0, thread, 0, RTO_MARK_NAME, name_matches(name));
 	return err;
 }
@@ -330,7 +349,7 @@ RTO_EXPORT int prctl(int option, ...)
 	int ret = RTO_HAND_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
 	long sys_args[6] = {option, (long)a[0], (long)a[1], (long)a[2], (long)a[3]};
 	rto_ctx_after_syscall(SYS_prctl, sys_args, ret); /* per thread: see context.c */
-	if (ret == 0 && option == PR_SET_NAME && (rto_opt.mark & RTO_MARK_NAME))
+	if (ret == 0 && option == PR_SET_NAME && (opt.mark & RTO_MARK_NAME))
 		set_trait(&rto_self, 0, RTO_MARK_NAME, name_matches((const char *)a[0]));
 	return ret;
 }
@@ -348,7 +367,7 @@ static void registry_after_fork(void)
 
 void rto_automark_init(void)
 {
-	if (!rto_opt.mark)
+	if (!opt.mark)
 		return;
 	pthread_key_create(&registry_key, registry_remove);
 	pthread_atfork(NULL, NULL, registry_after_fork);

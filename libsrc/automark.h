@@ -24,4 +24,8 @@
 /* automark.c: mark= for programs that cannot call the API. */
 RTO_HIDDEN void rto_automark_init(void);
 
+struct rto_options;
+/* mark= and rt_cpus=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_automark_configure(const struct rto_options *o);
+
 #endif /* RTO_AUTOMARK_H */

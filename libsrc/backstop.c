@@ -27,7 +27,7 @@
  * (backstop_trap.c).
  */
 #include "rto_base.h"
-#include "options_load.h"
+#include "options.h"
 #include "backstop.h"
 #include "real.h"
 #include "procfs.h"
@@ -57,6 +57,16 @@ struct sigaction rto_backstop_chain;
  * rto_backstop_init() before any thread is marked; pthread_create orders
  * those stores before every other thread's loads.
  */
+/* backstop=: copied once at load (rto_backstop_configure), read-only afterwards. */
+static struct {
+	int on; /* backstop=on */
+} opt;
+
+void rto_backstop_configure(const struct rto_options *o)
+{
+	opt.on = o->backstop;
+}
+
 static void (*sigsys_handler)(int sig, siginfo_t *si, void *uc);
 static int (*program_action)(int sig, struct sigaction *cur);
 
@@ -155,7 +165,7 @@ void rto_backstop_init(void (*handler)(int sig, siginfo_t *si, void *uc),
 	int traced = traced_now();
 	if (traced) /* a program started by gdb or strace: the stops it would see alone (init.c) */
 		CMM_STORE_SHARED(rto_backstop_traced, 1);
-	if (!rto_opt.backstop)
+	if (!opt.on)
 		return;
 	if (under_valgrind())
 		why_off = "valgrind does not emulate Syscall User Dispatch";

@@ -255,4 +255,8 @@ struct rto_sys_row {
 RTO_HIDDEN int rto_backstop_next(unsigned *pos, struct rto_sys_row *row);
 RTO_HIDDEN void rto_backstop_stats_reset(void);
 
+struct rto_options;
+/* backstop=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_backstop_configure(const struct rto_options *o);
+
 #endif

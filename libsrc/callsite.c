@@ -26,7 +26,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include "backstop.h"
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "fn.h"
@@ -97,14 +97,18 @@ static int suppressed_by(const char *kind, const char *name)
 	return 0;
 }
 
-static void load_suppressions(void)
+/* report_max= and on_strict=, copied at load (rto_callsite_init); read-only afterwards. */
+static unsigned report_max;
+static int on_strict;
+
+static void load_suppressions(const char *path)
 {
-	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, rto_opt.suppressions, O_RDONLY | O_CLOEXEC);
+	int fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	long n = 0, total = 0;
 
 	if (fd < 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: suppressions=%s: cannot read it",
-			rto_opt.suppressions);
+			path);
 	while ((size_t)total < sizeof(supp_text) - 1 &&
 	       (n = rto_syscall(SYS_read, fd, supp_text + total, sizeof(supp_text) - 1 - total)) >
 		       0)
@@ -119,7 +123,7 @@ static void load_suppressions(void)
 		if (len && *s != '#' && strncmp(s, "function:", 9) && strncmp(s, "stack:", 6))
 			rto_die(RTO_EXIT_CONFIG,
 				"suppressions %s:%d: expected 'function:GLOB' or 'stack:GLOB'",
-				rto_opt.suppressions, line);
+				path, line);
 		s += len + (s[len] == '\n');
 	}
 }
@@ -141,17 +145,19 @@ static void out(const char *fmt, ...)
 		rto_syscall(SYS_write, report_fd, line, (size_t)n);
 }
 
-void rto_callsite_init(void)
+void rto_callsite_init(const struct rto_options *o)
 {
-	if (rto_opt.suppressions[0])
-		load_suppressions();
-	if (!rto_opt.report_path[0])
+	report_max = o->report_max;
+	on_strict = o->on_strict;
+	if (o->suppressions[0])
+		load_suppressions(o->suppressions);
+	if (!o->report_path[0])
 		return;
-	report_fd = (int)rto_syscall(SYS_openat, AT_FDCWD, rto_opt.report_path,
+	report_fd = (int)rto_syscall(SYS_openat, AT_FDCWD, o->report_path,
 				     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (report_fd < 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: report_path=%s: cannot open it",
-			rto_opt.report_path);
+			o->report_path);
 }
 
 /* ---- the site table --------------------------------------------------------- */
@@ -269,7 +275,7 @@ static void report(struct site *s, struct rto_fn *fn, int event, uint64_t minor,
 	RTO_HAND_REAL(prctl)(PR_GET_NAME, (unsigned long)thread, 0, 0, 0);
 	int stack_suppressed = walk(s, 0); /* also notes where, for the exit listing */
 	s->suppressed = suppressed_by("function:", fn->name) || stack_suppressed;
-	if (s->suppressed || rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
+	if (s->suppressed || report_max <= uatomic_add_return(&reports, 1) - 1)
 		return;
 	out("==%d==rtoffload: %s '%s' from realtime thread '%s' (tid %ld)\n", (int)getpid(),
 	    event_names[event], fn->name, thread, (long)rto_syscall(SYS_gettid));
@@ -359,12 +365,12 @@ static void event_at_site(int event, struct rto_fn *fn, uint64_t ns, uint64_t mi
 		if (ns > CMM_LOAD_SHARED(s->max_ns))
 			CMM_STORE_SHARED(s->max_ns, ns); /* a racy max: a report, not a bound */
 	}
-	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_ABORT) {
+	if (event == RTO_EVENT_STRICT && on_strict == RTO_ON_STRICT_ABORT) {
 		if (!fresh || s->suppressed)
 			report(s, fn, event, 0, 0);
 		program_abort(); /* what the program's own abort() would do */
 	}
-	if (event == RTO_EVENT_STRICT && rto_opt.on_strict == RTO_ON_STRICT_SIGNAL)
+	if (event == RTO_EVENT_STRICT && on_strict == RTO_ON_STRICT_SIGNAL)
 		pthread_sigqueue(pthread_self(), RT_OFFLOAD_SIGDEBUG,
 				 (union sigval){.sival_ptr = (void *)fn->name});
 }
@@ -434,7 +440,7 @@ void rto_callsite_at_ip(int event, struct rto_fn *fn, uintptr_t ip, uint64_t cou
 			suppressed_by("function:", fn->name) || suppressed_by("stack:", name);
 		cmm_smp_wmb(); /* where and event before fn: rto_callsite_next reads fn first */
 		CMM_STORE_SHARED(s->fn, fn);
-		if (!s->suppressed && rto_opt.report_max > uatomic_add_return(&reports, 1) - 1) {
+		if (!s->suppressed && report_max > uatomic_add_return(&reports, 1) - 1) {
 			out("==%d==rtoffload: %s '%s' from a realtime thread\n", (int)getpid(),
 			    event_names[event], fn->name);
 			out("    #0 0x%lx in %s+0x%lx (%s+0x%lx)\n", (unsigned long)ip, name,
@@ -454,7 +460,7 @@ int rto_callsite_report_fd(void)
 
 void rto_callsite_report(const char *line, size_t n)
 {
-	if (rto_opt.report_max <= uatomic_add_return(&reports, 1) - 1)
+	if (report_max <= uatomic_add_return(&reports, 1) - 1)
 		return;
 	rto_syscall(SYS_write, report_fd, line, n);
 }

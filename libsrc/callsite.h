@@ -23,7 +23,8 @@ enum rto_event {
 };
 /* Report (once per call site, then count) that fn was called from here. */
 RTO_HIDDEN void rto_callsite_event(int event, struct rto_fn *fn, uint64_t ns);
-RTO_HIDDEN void rto_callsite_init(void);
+struct rto_options;
+RTO_HIDDEN void rto_callsite_init(const struct rto_options *o);
 /* on_strict=abort ends with fn() (async.c's abort, at load), which does not return. */
 RTO_HIDDEN void rto_callsite_on_abort(void (*fn)(void));
 

@@ -7,7 +7,7 @@
  * mark starts fresh helpers there.  A vfork() child shares all memory with
  * its parent, so it must offload nothing: vfork.c makes its calls direct.
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "resolve.h"
 #include "transport.h"
@@ -26,6 +26,16 @@
 #include <unistd.h>
 
 struct rto_queue *rto_q;
+/* workers=: copied once at load (rto_fork_configure), read-only afterwards. */
+static struct {
+	unsigned workers;
+} opt;
+
+void rto_fork_configure(const struct rto_options *o)
+{
+	opt.workers = o->workers;
+}
+
 static size_t rto_q_size;
 
 /*
@@ -42,7 +52,7 @@ int rto_fork_no_threads;	/* this process may not start helpers (see child_after_
 static void before_fork(void)
 {
 	struct rto_queue *q = rto_q;
-	int n = (int)(rto_opt.workers < 64 ? rto_opt.workers : 64);
+	int n = (int)(opt.workers < 64 ? opt.workers : 64);
 
 	forked_with_helpers = q && CMM_LOAD_SHARED(q->ready);
 	/*

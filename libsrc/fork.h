@@ -22,4 +22,8 @@ RTO_HIDDEN int rto_fork_init(void (*child_stats_reset)(void));
 /* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
 RTO_HIDDEN extern int rto_fork_no_threads;
 
+struct rto_options;
+/* workers=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_fork_configure(const struct rto_options *o);
+
 #endif /* RTO_FORK_H */

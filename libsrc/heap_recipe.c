@@ -12,31 +12,46 @@
  *    its arena grows now, under mlockall's MCL_FUTURE, and keeps the pages.
  * mallopt's settings are the process's, as glibc has them.
  */
-#include "options_load.h"
+#include "options.h"
 #include "report.h"
 #include "rto_malloc.h"
 
 #include <malloc.h>
 #include <string.h>
 
+/*
+ * mlock=, prefault_heap_kb=: copied once at load
+ * (rto_heap_recipe_configure), read-only afterwards.
+ */
+static struct {
+	int mlock;
+	unsigned prefault_heap_kb;
+} opt;
+
+void rto_heap_recipe_configure(const struct rto_options *o)
+{
+	opt.mlock = o->mlock;
+	opt.prefault_heap_kb = o->prefault_heap_kb;
+}
+
 void rto_heap_recipe_at_mark(void)
 {
 	static int tuned;
 
-	if (rto_opt.malloc_mode != RTO_MALLOC_GLIBC || !rto_opt.mlock)
+	if (rto_malloc_mode() != RTO_MALLOC_GLIBC || !opt.mlock)
 		return;
 	if (!CMM_LOAD_SHARED(tuned)) {
 		mallopt(M_TRIM_THRESHOLD, -1);
 		mallopt(M_MMAP_MAX, 0);
 		CMM_STORE_SHARED(tuned, 1);
 	}
-	size_t bytes = (size_t)rto_opt.prefault_heap_kb * 1024;
+	size_t bytes = (size_t)opt.prefault_heap_kb * 1024;
 	if (!bytes)
 		return;
 	char *p = rto_next_malloc(bytes);
 	if (!p) {
 		rto_say(1, "prefault_heap_kb=%u: the thread's arena cannot grow that much",
-			rto_opt.prefault_heap_kb);
+			opt.prefault_heap_kb);
 		return;
 	}
 	memset(p, 0x5a, bytes); /* written: every page is present and locked */

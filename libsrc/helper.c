@@ -21,8 +21,9 @@
  * This protocol, with transport.c's side, is model-checked by spin
  * (tests/model/handoff.pml): a change to it changes the model too.
  */
-#include "options_load.h"
+#include "options.h"
 #include "cpulist.h"
+#include "predict.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "own_thread.h"
@@ -61,6 +62,35 @@
 #define RTO_HELPER_STACK (1024 * 1024)
 /* A worker started past workers= (rto_helpers_grow) exits after this long idle. */
 #define RTO_EXTRA_IDLE_NS (2000L * 1000 * 1000)
+
+/*
+ * The options the workers follow, copied once at load (rto_helpers_configure),
+ * before any worker starts; read-only afterwards.
+ */
+static struct {
+	int prio_mode;		 /* helper_priority=: enum rto_prio_mode */
+	int prio;		 /* ... its fixed priority */
+	uint64_t helper_idle_ns; /* helper_idle_us=, in ns: converted here, nowhere else */
+	int predict;		 /* helper_wake=predict */
+	unsigned workers;	 /* workers= */
+	unsigned workers_max;	 /* workers_max=: at least workers */
+	struct rto_options cpus; /* rt_cpus=, helper_cpus= (cpulist.c's rule), the rest zero */
+} opt;
+
+void rto_helpers_configure(const struct rto_options *o)
+{
+	opt.prio_mode = o->helper_prio_mode;
+	opt.prio = o->helper_prio;
+	opt.helper_idle_ns = o->helper_idle_us * UINT64_C(1000);
+	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
+	opt.workers = o->workers;
+	opt.workers_max = o->workers_max > o->workers ? o->workers_max : o->workers;
+	opt.cpus.rt_cpus = o->rt_cpus;
+	opt.cpus.rt_cpus_set = o->rt_cpus_set;
+	opt.cpus.helper_cpus = o->helper_cpus;
+	opt.cpus.helper_cpus_set = o->helper_cpus_set;
+	rto_predict_configure(opt.helper_idle_ns);
+}
 
 static __thread int rto_helper_prio RTO_TLS;	   /* current, for inherit: -1 unknown */
 static __thread int rto_helper_watches RTO_TLS;	   /* worker 0: only helpers left? (lifetime.c) */
@@ -165,7 +195,7 @@ void rto_helpers_raise_ceiling(int prio)
 		int seen = uatomic_cmpxchg(&prio_ceiling, cur, prio);
 		if (seen == cur) {
 			/* Sleeping workers wait at the old ceiling: wake them to rise. */
-			if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT && rto_q &&
+			if (opt.prio_mode == RTO_PRIO_INHERIT && rto_q &&
 			    CMM_LOAD_SHARED(rto_q->sleepers) > 0) {
 				uatomic_inc(&rto_q->wake_seq);
 				rto_futex_wake(&rto_q->wake_seq, INT32_MAX);
@@ -250,11 +280,11 @@ static void execute(struct rto_req *r)
 	CMM_STORE_SHARED(me->fn, r->fn); /* stall.c's watchdog: what, since when */
 	CMM_STORE_SHARED(me->since, rto_now_ns());
 	CMM_STORE_SHARED(me->in_call, 1);
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(r->prio);
-	else if (rto_opt.helper_prio_mode == RTO_PRIO_FIXED)
-		set_priority(rto_opt.helper_prio); /* polling may have dropped it (pollcap.c) */
-	if (process) {				   /* children inherit the spawning thread's mask */
+	else if (opt.prio_mode == RTO_PRIO_FIXED)
+		set_priority(opt.prio); /* polling may have dropped it (pollcap.c) */
+	if (process) {			/* children inherit the spawning thread's mask */
 		sigemptyset(&caller);
 		memcpy(&caller, &r->sigmask, sizeof(r->sigmask));
 		rto_real_pthread_sigmask(SIG_SETMASK, &caller, &all);
@@ -359,13 +389,13 @@ static int another_in_call(struct rto_queue *q)
  */
 static int idle_priority(struct rto_queue *q)
 {
-	if (rto_opt.helper_prio_mode == RTO_PRIO_NONE || another_in_call(q))
+	if (opt.prio_mode == RTO_PRIO_NONE || another_in_call(q))
 		return 0;
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT) {
+	if (opt.prio_mode == RTO_PRIO_INHERIT) {
 		int ceiling = CMM_LOAD_SHARED(prio_ceiling), planned = rto_helper_plan_prio;
 		return planned > 0 && planned < ceiling ? planned : ceiling;
 	}
-	return rto_opt.helper_prio;
+	return opt.prio;
 }
 
 /*
@@ -381,7 +411,7 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 {
 	uint64_t now = rto_now_ns(), last = now;
 
-	if (rto_opt.helper_prio_mode != RTO_PRIO_NONE)
+	if (opt.prio_mode != RTO_PRIO_NONE)
 		set_priority(rto_pollcap_allows(&q->predict, now, 0) ? idle_priority(q) : 0);
 	do {
 		for (int i = 0; i < 256; i++) {
@@ -395,7 +425,7 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 			caa_cpu_relax();
 		}
 		now = rto_now_ns();
-		if (rto_opt.helper_prio_mode != RTO_PRIO_NONE) {
+		if (opt.prio_mode != RTO_PRIO_NONE) {
 			/* Again each round: a worker that entered a call since runs below us. */
 			uint64_t rt = rto_helper_prio > 0 ? now - last : 0;
 			set_priority(rto_pollcap_allows(&q->predict, now, rt) ? idle_priority(q)
@@ -409,9 +439,9 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 /* Today's idle polling (helper_wake=idle, and aperiodic callers under predict). */
 static int poll_for_work(struct rto_queue *q)
 {
-	if (rto_opt.helper_idle_us == 0) /* never poll: sleep at once */
+	if (opt.helper_idle_ns == 0) /* never poll: sleep at once */
 		return 0;
-	return poll_until(q, rto_now_ns() + rto_opt.helper_idle_us * 1000, NULL, 0);
+	return poll_until(q, rto_now_ns() + opt.helper_idle_ns, NULL, 0);
 }
 
 /*
@@ -427,7 +457,7 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	int timed_out = 0;
 
 	/* Wake at the idle priority, even if the poll before dropped to SCHED_OTHER. */
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
 	rto_predict_sleeps(&q->predict, now);
 	rto_trace_nap_begin(until); /* trace.c (trace=lttng) */
@@ -513,19 +543,19 @@ void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void))
  */
 static int idle(struct rto_queue *q, int caller_here)
 {
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
 	int polls = 0;
 	if (uatomic_add_return(&q->pollers, 1) == 1 && !caller_here) {
-		int got = rto_opt.helper_wake == RTO_WAKE_PREDICT ? wait_predicted(q) : -1;
+		int got = opt.predict ? wait_predicted(q) : -1;
 		rto_helper_plan_prio = 0; /* no plan: the ceiling again */
 		polls = got < 0 ? poll_for_work(q) : got;
 	}
 	uatomic_add_return(&q->pollers, -1);
 	if (polls)
 		return 0;
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q)); /* the poll may have dropped to SCHED_OTHER */
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
 	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
@@ -536,7 +566,7 @@ static int idle(struct rto_queue *q, int caller_here)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
 		else if (rto_helper_watches)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_LIFETIME_WATCH_NS);
-		else if (rto_helper_index >= rto_opt.workers)
+		else if (rto_helper_index >= opt.workers)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_EXTRA_IDLE_NS);
 		else
 			rto_futex_wait(&q->wake_seq, seq);
@@ -547,7 +577,7 @@ static int idle(struct rto_queue *q, int caller_here)
 	 * barrier) then the last look at the queue, as before a sleep, so a
 	 * caller either sees it gone or it sees the caller's request.
 	 */
-	if (rto_helper_index >= rto_opt.workers && !retry && CMM_LOAD_SHARED(q->wake_seq) == seq) {
+	if (rto_helper_index >= opt.workers && !retry && CMM_LOAD_SHARED(q->wake_seq) == seq) {
 		uatomic_add_return(&q->sleepers, -1);
 		if (!has_work(q))
 			return 1;
@@ -556,12 +586,12 @@ static int idle(struct rto_queue *q, int caller_here)
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
 	if (rto_helper_watches && !has_work(q) && rto_lifetime_watch_due()) {
-		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		if (opt.prio_mode == RTO_PRIO_INHERIT)
 			set_priority(0); /* a look at /proc, not at a realtime caller's priority */
 		rto_lifetime_watch();
 	}
 	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
-		if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+		if (opt.prio_mode == RTO_PRIO_INHERIT)
 			set_priority(0);
 		idle_retry();
 	}
@@ -581,7 +611,7 @@ static void free_deferred(struct rto_queue *q)
 {
 	if (!rto_free_defer_pending())
 		return;
-	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
+	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(0);
 	while (!has_work(q) && rto_free_defer_drain(RTO_FREE_BATCH) == RTO_FREE_BATCH)
 		;
@@ -589,14 +619,14 @@ static void free_deferred(struct rto_queue *q)
 
 static void pin_and_prioritise(const cpu_set_t *cpus)
 {
-	struct sched_param sp = {.sched_priority = rto_opt.helper_prio};
+	struct sched_param sp = {.sched_priority = opt.prio};
 	int err;
 
 	err = rto_real_pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus);
 	if (err)
 		rto_say(1, "helper: cannot pin to its CPUs: %s", strerror(err));
 	rto_helper_prio = -1;
-	if (rto_opt.helper_prio_mode != RTO_PRIO_FIXED) {
+	if (opt.prio_mode != RTO_PRIO_FIXED) {
 		/* Not the marking thread's policy, which a new thread inherits. */
 		struct sched_param other = {0};
 		rto_real_pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
@@ -687,7 +717,7 @@ static void *worker_main(void *arg)
 		uint64_t traced = rto_trace_begin(fn, key, t0); /* trace.c */
 		execute(r);
 		rto_trace_exec(fn, traced, key, t0); /* trace.c */
-		if (rto_opt.helper_wake == RTO_WAKE_PREDICT && key)
+		if (opt.predict && key)
 			learn(q, key, t0, burst, prio);
 	}
 	/* An extra worker, idle: glibc counts it again for its exit; its row is free. */
@@ -708,7 +738,7 @@ static void choose_cpus(cpu_set_t *out)
 	if (sched_getaffinity(0, sizeof(mine), &mine) == 0 &&
 	    CPU_COUNT(&mine) < rto_real_sysconf(_SC_NPROCESSORS_ONLN))
 		avoid = &mine;
-	int dropped = rto_cpus_for_helpers(&rto_opt, avoid, out);
+	int dropped = rto_cpus_for_helpers(&opt.cpus, avoid, out);
 	rto_cpulist_format(out, list, sizeof(list));
 	if (dropped)
 		rto_say(1,
@@ -771,13 +801,12 @@ static int start_workers(struct rto_queue *q)
 	pthread_attr_t attr;
 	cpu_set_t cpus;
 	int err = 0;
-	unsigned n = rto_opt.workers;
+	unsigned n = opt.workers;
 
 	if (n > RTO_WORKERS_MAX)
 		n = RTO_WORKERS_MAX;
 	choose_cpus(&cpus);
 	rto_pollcap_init();
-	rto_predict_configure(rto_opt.helper_idle_us * UINT64_C(1000));
 	worker_cpus = cpus; /* read by the workers, which start after this */
 	__atomic_store_n(&worker_cpus_set, 1, __ATOMIC_RELEASE); /* and by callers */
 	CMM_STORE_SHARED(rows_used, n);
@@ -826,14 +855,13 @@ static int start_workers(struct rto_queue *q)
 int rto_helpers_grow(void)
 {
 	struct rto_queue *q = rto_q;
-	unsigned max =
-		rto_opt.workers_max > rto_opt.workers ? rto_opt.workers_max : rto_opt.workers;
+	unsigned max = opt.workers_max;
 	pthread_attr_t attr;
 	sigset_t all, old;
 
 	if (max > RTO_WORKERS_MAX)
 		max = RTO_WORKERS_MAX;
-	for (unsigned i = rto_opt.workers; i < max; i++) {
+	for (unsigned i = opt.workers; i < max; i++) {
 		struct rto_running *row = &q->running[i];
 		if (CMM_LOAD_SHARED(row->alive))
 			continue;

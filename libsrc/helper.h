@@ -2,7 +2,8 @@
 /*
  * helper.c: the helper threads: start, serve, idle.
  *
- * Concurrency: rto_helpers_start() is idempotent and serialised (start_lock); the hooks
+ * Concurrency: rto_helpers_configure() runs once at load, before any
+ * worker starts.  rto_helpers_start() is idempotent and serialised (start_lock); the hooks
  * are set once at load, before any helper starts.
  */
 #ifndef RTO_HELPER_H
@@ -10,6 +11,10 @@
 
 #include "rto_base.h"
 
+struct rto_options;
+
+/* The options the workers follow (helper_*, workers*, the CPUs): once, at load. */
+RTO_HIDDEN void rto_helpers_configure(const struct rto_options *o);
 /* helper.c: start the workers (idempotent).  0, or -1 with errno. */
 RTO_HIDDEN int rto_helpers_start(void);
 /* fn runs after helpers started (init.c: the live view's publisher, at load). */

@@ -21,6 +21,7 @@
 #include "init.h"
 #include "fork.h"
 #include "stats.h"
+#include "stats_report.h"
 #include "lifetime.h"
 #include "cred_mirror.h"
 #include "own_memory.h"
@@ -30,7 +31,11 @@
 #include "signals.h"
 #include "live.h"
 #include "stall.h"
+#include "thread_faults.h"
+#include "wake_hint.h"
 #include "trace.h"
+#include "trace_opts.h"
+#include "async_opts.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -40,7 +45,7 @@ static void write_out(void)
 {
 	rto_async_at_exit();	  /* nothing accepted is lost */
 	rto_pool_events_flush(1); /* malloc=pool: their sites, before the report lists them */
-	rto_stats_at_exit();
+	rto_stats_report_at_exit();
 	rto_trace_at_exit(); /* trace_file=: the rest, and the JSON closed */
 }
 
@@ -51,6 +56,32 @@ static void helpers_started(const cpu_set_t *cpus, unsigned workers)
 	rto_stall_start(cpus);
 }
 
+/*
+ * Each module its own copy of the options it follows, from its own unit
+ * (options.h): rto_opt is read here and where it is loaded, nowhere else.
+ * Right after the load, before any of them runs (each copy is read-only
+ * afterwards).
+ */
+static void configure(const struct rto_options *o)
+{
+	rto_helpers_configure(o); /* helper_idle_us in ns for predict.c too */
+	rto_transport_configure(o);
+	rto_stall_configure(o);
+	rto_thread_configure(o);
+	rto_thread_faults_configure(o);
+	rto_automark_configure(o);
+	rto_fork_configure(o);
+	rto_backstop_configure(o);
+	rto_wake_hint_configure(o);
+	rto_live_configure(o);
+	rto_stats_report_configure(o);
+	rto_malloc_configure(o);
+	rto_pool_configure(o);
+	rto_heap_recipe_configure(o);
+	rto_trace_configure(o);
+	rto_async_configure(o);
+}
+
 void rto_init_once(void)
 {
 	static int done;
@@ -59,10 +90,11 @@ void rto_init_once(void)
 		return;
 	done = 1;
 	rto_options_load(); /* a bad option ends the program: exit 78 */
+	configure(&rto_opt);
 	rto_sanitizer_init();
 	rto_resolve_all();
-	rto_policy_load();   /* policy=, policy_file=: exit 78 on a bad rule */
-	rto_callsite_init(); /* report_path=, suppressions= */
+	rto_policy_load(&rto_opt);   /* policy=, policy_file=: exit 78 on a bad rule */
+	rto_callsite_init(&rto_opt); /* report_path=, suppressions= */
 	rto_fork_init(rto_stats_reset);
 	rto_cred_mirror_init(rto_lifetime_app_threads); /* before any library thread starts */
 	rto_own_memory_init();

@@ -31,7 +31,7 @@
  * helpers and the publisher, whose opendir took the number tar had just
  * closed (tests/live: live_fork_exec).
  */
-#include "options_load.h"
+#include "options.h"
 #include "procfs.h"
 #include "cpulist.h"
 #include "own_thread.h"
@@ -62,6 +62,16 @@
 #include <unistd.h>
 
 #define LIVE_STACK (256 * 1024)
+
+/* live=: copied once at load (rto_live_configure), read-only afterwards. */
+static struct {
+	int live;
+} opt;
+
+void rto_live_configure(const struct rto_options *o)
+{
+	opt.live = o->live;
+}
 
 static struct rto_live *seg;
 static pid_t seg_pid; /* the process that made seg: a forked child makes its own */
@@ -244,7 +254,7 @@ static void copy_threads(struct rto_live *l)
 	struct rto_thread_row r;
 	unsigned i = 0, n = 0;
 
-	while (n < RTO_LIVE_THREADS && rto_stats_thread_next(&i, &r)) {
+	while (n < RTO_LIVE_THREADS && rto_stats_thread_next(&i, &r, 0)) {
 		struct rto_live_thread *o = &l->threads[n++];
 		memcpy(o->name, r.name, sizeof(o->name));
 		o->tid = r.tid;
@@ -351,7 +361,7 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	sigset_t all, old;
 	pthread_t tid;
 
-	if (!rto_opt.live || getauxval(AT_SECURE) || started == getpid())
+	if (!opt.live || getauxval(AT_SECURE) || started == getpid())
 		return;
 	started = getpid();
 	struct rto_live *old_seg = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);

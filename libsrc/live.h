@@ -21,4 +21,8 @@ RTO_HIDDEN void rto_live_start(const cpu_set_t *cpus, unsigned workers);
 /* Exit: the segment goes (only this process's, not a parent's). */
 RTO_HIDDEN void rto_live_at_exit(void);
 
+struct rto_options;
+/* live=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_live_configure(const struct rto_options *o);
+
 #endif /* RTO_LIVE_H */

@@ -14,7 +14,7 @@
  * those allocations, and any made while it runs, come from a small static
  * arena and are never freed (a pointer there is known by its address).
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "fn.h"
 #include "async.h"
@@ -38,6 +38,27 @@
 #else
 #define RTO_ON_VALGRIND() 0
 #endif
+
+/*
+ * malloc=, pool_full=: copied once at load (rto_malloc_configure); malloc=
+ * is turned back to glibc by rto_malloc_init where pools cannot work,
+ * before any thread is marked (rto_malloc_mode).
+ */
+static struct {
+	int malloc_mode;
+	int pool_full;
+} opt;
+
+void rto_malloc_configure(const struct rto_options *o)
+{
+	opt.malloc_mode = o->malloc_mode;
+	opt.pool_full = o->pool_full;
+}
+
+int rto_malloc_mode(void)
+{
+	return opt.malloc_mode;
+}
 
 static void *(*next_malloc)(size_t);
 static void (*next_free)(void *);
@@ -190,19 +211,19 @@ static void *pool_full(int fn, size_t align, size_t n, const void *ip)
 {
 	int saved = errno;
 
-	rto_trace_pool_full(rto_pool_fn_name(fn), n, rto_opt.pool_full); /* trace.c */
-	if (rto_opt.pool_full == RTO_POOL_FULL_ABORT) {
+	rto_trace_pool_full(rto_pool_fn_name(fn), n, opt.pool_full); /* trace.c */
+	if (opt.pool_full == RTO_POOL_FULL_ABORT) {
 		rto_say(0, "malloc=pool: pool_full=abort: %s(%zu) found the pool full",
 			rto_pool_fn_name(fn), n);
 		rto_async_abort(); /* as the program's own abort() would */
 	}
-	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL)
+	if (opt.pool_full == RTO_POOL_FULL_FAIL)
 		rto_own_add(&rto_self.st.pool_failures, 1);
 	else
 		rto_own_add(&rto_self.st.pool_fallbacks, 1);
 	rto_pool_event(fn, ip); /* reported once per call site, by a helper or at exit */
 	errno = saved;
-	if (rto_opt.pool_full == RTO_POOL_FULL_FAIL) {
+	if (opt.pool_full == RTO_POOL_FULL_FAIL) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -428,7 +449,7 @@ void rto_malloc_init(void)
 
 	find_first();
 	rto_free_defer_init(rto_next_free_now);
-	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
+	if (opt.malloc_mode != RTO_MALLOC_POOL)
 		return;
 	void *first = dlsym(RTLD_DEFAULT, "malloc");
 	const char *who = NULL;
@@ -437,7 +458,7 @@ void rto_malloc_init(void)
 	else if (first && first != (void *)rto_own_malloc)
 		who = dladdr(first, &info) && info.dli_fname ? info.dli_fname : "another library";
 	if (who) {
-		rto_opt.malloc_mode = RTO_MALLOC_GLIBC;
+		opt.malloc_mode = RTO_MALLOC_GLIBC;
 		rto_say(1, "malloc=pool: off: the program's malloc is %s's, which must win", who);
 		return;
 	}

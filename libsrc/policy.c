@@ -15,7 +15,7 @@
  * takes inside a wrapped call (callsite.c); warn is its only handling.
  */
 #include "backstop.h"
-#include "options_load.h"
+#include "options.h"
 #include "fn.h"
 #include "async_path.h"
 #include "policy.h"
@@ -160,23 +160,23 @@ static int apply_file(const char *text, int pass, char *err, size_t len, int *li
 	return 0;
 }
 
-void rto_policy_load(void)
+void rto_policy_load(const struct rto_options *o)
 {
 	static char text[65536];
 	char err[160];
 	int line;
 
-	if (rto_opt.policy_file[0] && read_file(rto_opt.policy_file, text, sizeof(text)) < 0)
+	if (o->policy_file[0] && read_file(o->policy_file, text, sizeof(text)) < 0)
 		rto_die(RTO_EXIT_CONFIG,
 			"RTOFFLOAD_OPTIONS: policy_file=%s: cannot read it (or over 64 KiB)",
-			rto_opt.policy_file);
+			o->policy_file);
 	/* Class rules of both sources first, then function rules of both. */
 	for (int pass = 0; pass < 2; pass++) {
-		if (apply_list(rto_opt.policy, pass, err, sizeof(err)) < 0)
-			rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: policy=%s: %s", rto_opt.policy,
+		if (apply_list(o->policy, pass, err, sizeof(err)) < 0)
+			rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: policy=%s: %s", o->policy,
 				err);
-		if (rto_opt.policy_file[0] && apply_file(text, pass, err, sizeof(err), &line) < 0)
-			rto_die(RTO_EXIT_CONFIG, "policy_file %s:%d: %s", rto_opt.policy_file, line,
+		if (o->policy_file[0] && apply_file(text, pass, err, sizeof(err), &line) < 0)
+			rto_die(RTO_EXIT_CONFIG, "policy_file %s:%d: %s", o->policy_file, line,
 				err);
 	}
 }

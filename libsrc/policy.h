@@ -13,7 +13,8 @@
 RTO_HIDDEN int rto_policy_has_async(void);
 
 /* policy.c: policy= and policy_file=, applied to the descriptors at load. */
-RTO_HIDDEN void rto_policy_load(void);
+struct rto_options;
+RTO_HIDDEN void rto_policy_load(const struct rto_options *o);
 /*
  * Apply one "name:handling" rule (name: a function or a class) to the
  * descriptors.  Returns 0, or -1 with a one-line reason in err.

@@ -22,7 +22,7 @@
  * thread's pool; the other threads' pools are orphaned there, or lost
  * (never reused) when their owner was inside an operation at the fork.
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "callsite.h"
 #include "transport.h"
@@ -57,6 +57,23 @@ struct rto_pool {
 };
 
 uintptr_t rto_pool_base, rto_pool_span;
+/*
+ * malloc=, pool_kb=, pool_fork=: copied once at load (rto_pool_configure),
+ * read-only afterwards.
+ */
+static struct {
+	int malloc_mode;
+	unsigned pool_kb;
+	int pool_fork;
+} opt;
+
+void rto_pool_configure(const struct rto_options *o)
+{
+	opt.malloc_mode = o->malloc_mode;
+	opt.pool_kb = o->pool_kb;
+	opt.pool_fork = o->pool_fork;
+}
+
 static unsigned slot_shift;
 static size_t pool_bytes, head_bytes; /* the TLSF region; the header before it */
 static int32_t slots[POOL_SLOTS];     /* SLOT_* */
@@ -119,7 +136,7 @@ static struct rto_pool *map_slot(unsigned i)
 	if (p != (void *)pool)
 		return NULL;
 	/* pool_fork=drop: no child gets it (the forking thread's own: see fork below). */
-	if (rto_opt.pool_fork == RTO_POOL_FORK_DROP)
+	if (opt.pool_fork == RTO_POOL_FORK_DROP)
 		rto_syscall(SYS_madvise, p, len, MADV_DONTFORK);
 	if (rto_real_mlock(p, len) != 0)
 		rto_say(1, "malloc=pool: mlock of a %zu KiB pool failed (%s): it may be paged out",
@@ -278,7 +295,7 @@ void rto_pool_totals(size_t *pools, size_t *total, size_t *used, size_t *high)
  */
 static void own_pool_forks(int advice)
 {
-	if (rto_opt.pool_fork == RTO_POOL_FORK_DROP && rto_self.pool)
+	if (opt.pool_fork == RTO_POOL_FORK_DROP && rto_self.pool)
 		rto_syscall(SYS_madvise, rto_self.pool, head_bytes + pool_bytes, advice);
 }
 
@@ -308,7 +325,7 @@ static void child_after_fork(void)
 		struct rto_pool *pool = slot_pool(i);
 		if (s == SLOT_UNUSED)
 			continue;
-		if (rto_opt.pool_fork == RTO_POOL_FORK_DROP && pool != rto_self.pool) {
+		if (opt.pool_fork == RTO_POOL_FORK_DROP && pool != rto_self.pool) {
 			rto_real_mmap(pool, head_bytes + pool_bytes, PROT_NONE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
 				      0);
@@ -334,11 +351,11 @@ static void child_after_fork(void)
 
 void rto_pool_init(void)
 {
-	if (rto_opt.malloc_mode != RTO_MALLOC_POOL)
+	if (opt.malloc_mode != RTO_MALLOC_POOL)
 		return;
 	long page = getpagesize();
 	head_bytes = (sizeof(struct rto_pool) + (size_t)page - 1) & ~((size_t)page - 1);
-	pool_bytes = (size_t)rto_opt.pool_kb * 1024;
+	pool_bytes = (size_t)opt.pool_kb * 1024;
 	slot_shift = 12;
 	while (((size_t)1 << slot_shift) < head_bytes + pool_bytes)
 		slot_shift++;
@@ -358,6 +375,6 @@ void rto_pool_init(void)
 	rto_pool_base = base;
 	rto_pool_span = span;
 	pools_on = 1;
-	rto_say(1, "malloc=pool: %u KiB per marked thread, up to %d pools", rto_opt.pool_kb,
+	rto_say(1, "malloc=pool: %u KiB per marked thread, up to %d pools", opt.pool_kb,
 		POOL_SLOTS);
 }

@@ -80,8 +80,11 @@
 #define RTO_PRED_LATE_PCT      95 /* of the naps' lateness: wake this much early */
 #define RTO_PRED_ARRIVE_PCT    99 /* of hinted bursts' lateness: poll this long past a wake */
 
-/* helper_idle_us: not in struct rto_predict: its page is wiped in a forked child, this is not. */
-static uint64_t late_grace_ns;
+/*
+ * helper_idle_us in ns, as helper.c converted it (rto_predict_configure):
+ * not in struct rto_predict, whose page is wiped in a forked child.
+ */
+static uint64_t helper_idle_ns;
 
 static void defaults(struct rto_predict *s)
 {
@@ -298,7 +301,7 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 		 * have polled through this gap, so predict must not nap
 		 * through the next ones (rto_predict_promised).
 		 */
-		if (!first && t0 > e->last_done && t0 - e->last_done < late_grace_ns)
+		if (!first && t0 > e->last_done && t0 - e->last_done < helper_idle_ns)
 			e->short_quiet = RTO_PRED_GAPS;
 		else if (e->short_quiet)
 			e->short_quiet--;
@@ -324,22 +327,22 @@ void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int bu
 	rto_mutex_unlock(&s->lock);
 }
 
-void rto_predict_configure(uint64_t grace_ns)
+void rto_predict_configure(uint64_t ns)
 {
-	late_grace_ns = grace_ns;
+	helper_idle_ns = ns;
 }
 
 uint64_t rto_predict_promised(struct rto_predict *s)
 {
 	uint64_t until = 0;
 
-	if (!late_grace_ns)
+	if (!helper_idle_ns)
 		return 0;
 	rto_mutex_lock(&s->lock);
 	for (int i = 0; i < RTO_PRED_SLOTS; i++) {
 		const struct rto_pattern *e = &s->p[i];
-		if (e->key && e->short_quiet && e->last_done + late_grace_ns > until)
-			until = e->last_done + late_grace_ns;
+		if (e->key && e->short_quiet && e->last_done + helper_idle_ns > until)
+			until = e->last_done + helper_idle_ns;
 	}
 	rto_mutex_unlock(&s->lock);
 	return until;
@@ -463,9 +466,9 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		}
 		if (now > until) {
 			overdue = 1;
-			if (until + late_grace_ns > grace_until)
-				grace_until = until + late_grace_ns;
-			if (until + late_grace_ns > now && e->prio > grace_prio)
+			if (until + helper_idle_ns > grace_until)
+				grace_until = until + helper_idle_ns;
+			if (until + helper_idle_ns > now && e->prio > grace_prio)
 				grace_prio = e->prio;
 			continue;
 		}

@@ -12,7 +12,7 @@
  *   rto_predict_plan(), _sleeps(), _woke(), _hit(), _missed()   the one
  *        polling worker (helper.c: the first idle worker, q->pollers); which
  *        worker that is changes from one idle turn to the next
- *   rto_predict_configure(), rto_pollcap_init()   once, before the
+ *   rto_predict_configure() (at load), rto_pollcap_init()   once, before the
  *        helpers start
  *   rto_pollcap_allows()   the poller only: cap_slice_at and cap_used_ns
  *        are not under the lock
@@ -132,11 +132,12 @@ struct rto_plan {
 RTO_HIDDEN void rto_predict_served(struct rto_predict *s, uint16_t key, uint64_t t0, int burst,
 				   uint64_t now, int prio);
 /*
- * How long a loop later than its window is still polled for (helper.c:
- * helper_idle_us, as a lone late loop gets), when another thread's window
- * comes next.  Once, before the helpers start; 0 (the default): never.
+ * helper_idle_us in ns (helper.c converts it, at load): how long a loop
+ * later than its window is still polled for, as a lone late loop gets,
+ * when another thread's window comes next.  Once, before the helpers
+ * start; 0 (the default): never.
  */
-RTO_HIDDEN void rto_predict_configure(uint64_t late_grace_ns);
+RTO_HIDDEN void rto_predict_configure(uint64_t helper_idle_ns);
 /*
  * Until when the polling helper must not nap (0: no such promise): the
  * user's helper_idle_us of polling after the last call of a thread that

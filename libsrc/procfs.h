@@ -20,5 +20,15 @@
  * takes the lowest free descriptor number only for that moment.
  */
 RTO_HIDDEN long rto_procfs_read(const char *path, char *buf, size_t size);
+/* /proc/PID/task/TID/FILE ("stat", "comm", "syscall"), read so; pid 0: this process. */
+RTO_HIDDEN long rto_procfs_task(pid_t pid, pid_t tid, const char *file, char *buf, size_t size);
+/* A thread's name (its comm) without the newline, "?" when it cannot be read; pid 0: ours. */
+RTO_HIDDEN void rto_procfs_comm(pid_t pid, pid_t tid, char *name, size_t size);
+/*
+ * Field n of a task's stat line, numbered as proc(5) numbers them (3: the
+ * state letter, 10: minflt, 39: processor), or NULL.  The name (field 2)
+ * may hold spaces and parentheses: it ends at the last ')'.
+ */
+RTO_HIDDEN const char *rto_procfs_stat_field(const char *line, int n);
 
 #endif /* RTO_PROCFS_H */

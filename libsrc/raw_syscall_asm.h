@@ -13,7 +13,10 @@
  * the region it allows); the tests' seccomp witnesses let through only the
  * calls made from their copy (census, periodic), so a SIGSYS handler can
  * make the call it trapped.  Both symbols are hidden.  The caller puts it
- * in a text section (".text" or ".pushsection .text").
+ * in a text section (".text" or ".pushsection .text").  It has unwind
+ * information (it leaves the stack as it found it): a report's backtrace
+ * from a trapped call goes on through its caller (bench/trap.c,
+ * tests/backstop/trap_child.c make the program's raw calls with it).
  *
  * Concurrency: code only, no state; async-signal-safe.
  */
@@ -26,6 +29,7 @@
 	".globl " #name "\n"                          \
 	".hidden " #name "\n"                         \
 	".type " #name ",@function\n" #name ":\n"     \
+	"\t.cfi_startproc\n"                          \
 	"\tmov %rdi, %rax\n"                          \
 	"\tmov %rsi, %rdi\n"                          \
 	"\tmov %rdx, %rsi\n"                          \
@@ -37,6 +41,7 @@
 	".globl " #name "_after\n"                    \
 	".hidden " #name "_after\n" #name "_after:\n" \
 	"\tret\n"                                     \
+	"\t.cfi_endproc\n"                            \
 	".size " #name ", .-" #name "\n"
 #endif
 

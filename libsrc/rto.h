@@ -14,7 +14,6 @@
 
 #include "rto_base.h"
 #include "options.h"
-#include "options_load.h"
 #include "cpulist.h"
 #include "rto_fast.h"
 #include "self.h"

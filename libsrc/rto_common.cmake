@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # rto_common (rto_common.h): the option parser, the CPU lists, the
-# configuration checks and the JSON string escaper, shared by the library,
-# the launcher (tools/) and the fuzz target (tests/fuzz, which builds on
-# its own too).
+# configuration checks, the JSON writer and the reports' row model, shared
+# by the library, the launcher (tools/) and the fuzz target (tests/fuzz,
+# which builds on its own too).
 #
 #   rto_common_library(TARGET [COMPILE_OPTIONS...])
 #
@@ -13,7 +13,7 @@ set(RTO_COMMON_DIR ${CMAKE_CURRENT_LIST_DIR})
 function(rto_common_library target)
   add_library(${target} STATIC
     ${RTO_COMMON_DIR}/options.c ${RTO_COMMON_DIR}/cpulist.c ${RTO_COMMON_DIR}/validate.c
-    ${RTO_COMMON_DIR}/json.c)
+    ${RTO_COMMON_DIR}/json.c ${RTO_COMMON_DIR}/report_rows.c)
   set_target_properties(${target} PROPERTIES
     POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)

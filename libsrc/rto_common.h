@@ -3,7 +3,7 @@
  * rto_common: the code the library and the launcher (tools/) share, built
  * once as a small static library (libsrc/rto_common.cmake), so that the
  * launcher accepts and refuses a configuration by exactly the library's
- * rules.  It offers four modules, each with its own header:
+ * rules.  It offers five modules, each with its own header:
  *
  *   options.h   RTOFFLOAD_OPTIONS: struct rto_options, its defaults, the
  *               parser (pure: no I/O, no malloc; it is fuzzed)
@@ -11,8 +11,11 @@
  *               online CPUs; the helpers' CPUs by the library's rule
  *   validate.h  a configuration against this machine: CPUs online, helpers
  *               off the realtime CPUs, mlock=1 within RLIMIT_MEMLOCK
- *   json.h      JSON strings, escaped through the caller's sink (also
- *               compiled into bench/'s harness)
+ *   json.h      the one JSON writer (objects, arrays, escaped strings,
+ *               numbers), through the caller's sink (also compiled into
+ *               bench/'s harness)
+ *   report_rows.h  the reports' row model: named cells rendered as JSON
+ *               members or as text columns and sentences
  *
  * Every name has the rto_ prefix and hidden visibility.  It uses nothing
  * of the library (no rto_opt, no messages, no wrappers) and asks one thing

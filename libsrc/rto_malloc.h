@@ -38,6 +38,13 @@
 
 /* malloc.c, at load: pools on or off (off when another malloc must win). */
 RTO_HIDDEN void rto_malloc_init(void);
+struct rto_options;
+/* Their options (malloc=, pool_*, mlock=, prefault_heap_kb=), once at load (init.c). */
+RTO_HIDDEN void rto_malloc_configure(const struct rto_options *o);
+RTO_HIDDEN void rto_pool_configure(const struct rto_options *o);
+RTO_HIDDEN void rto_heap_recipe_configure(const struct rto_options *o);
+/* malloc=: RTO_MALLOC_*, as it stands after rto_malloc_init (glibc where pools cannot work). */
+RTO_HIDDEN int rto_malloc_mode(void);
 /*
  * The library's own allocations: the interposers themselves (a pool block
  * on a marked thread, the next allocator's elsewhere), reached without the

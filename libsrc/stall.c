@@ -37,7 +37,7 @@
  * stack on its realtime path, and the watchdog cannot unwind another
  * thread's.  Later stalls of a site are counted only.
  */
-#include "options_load.h"
+#include "options.h"
 #include "cpulist.h"
 #include "fn.h"
 #include "callsite.h"
@@ -78,6 +78,16 @@ static struct {
  * it at the offset libthread_db reads (lifetime.c reads the initial
  * thread's the same way).  0 where unknown: the line then says "tid ?".
  */
+/* stall_us=: copied once at load (rto_stall_configure), read-only afterwards. */
+static struct {
+	uint64_t stall_us; /* 0: no stall detection */
+} opt;
+
+void rto_stall_configure(const struct rto_options *o)
+{
+	opt.stall_us = o->stall_us;
+}
+
 static size_t tid_offset;
 
 static pid_t caller_tid(void)
@@ -251,7 +261,9 @@ static int parse_task(const char *line, struct task *t)
 		n = sizeof(t->name) - 1;
 	memcpy(t->name, open + 1, n);
 	t->name[n] = '\0';
-	const char *p = close + 2; /* field 3, the state */
+	const char *p = rto_procfs_stat_field(line, 3); /* the state */
+	if (!p)
+		return -1;
 	t->state = *p;
 	for (int field = 4; field < 42; field++) {
 		p = strchr(p, ' ');
@@ -331,9 +343,11 @@ static void busiest(struct task *best, const int *cpu, int ncpu)
 			continue;
 		for (long tid; (tid = dir_next(&tasks)) >= 0;) {
 			struct task t;
-			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", pid, tid);
-			if (tid == watchdog_tid || rto_procfs_read(path, line, sizeof(line)) <= 0 ||
-			    parse_task(line, &t) != 0 || t.state != 'R')
+			if (tid == watchdog_tid)
+				continue;
+			long n =
+				rto_procfs_task((pid_t)pid, (pid_t)tid, "stat", line, sizeof(line));
+			if (n <= 0 || parse_task(line, &t) != 0 || t.state != 'R')
 				continue;
 			t.pid = (pid_t)pid;
 			t.tid = (pid_t)tid;
@@ -394,16 +408,6 @@ static void put_ms(struct line *l, uint64_t ns)
 		put(l, "%.1f ms", (double)ns / 1e6);
 }
 
-static void thread_name(pid_t pid, pid_t tid, char *out, size_t size)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	if (rto_procfs_read(path, out, size) <= 0)
-		snprintf(out, size, "?");
-	out[strcspn(out, "\n")] = '\0';
-}
-
 /* A worker's state letter (/proc stat), as the line says it. */
 static const char *state_name(char state)
 {
@@ -436,7 +440,7 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
 			continue;
 		}
 		char proc[17] = "?";
-		thread_name(best[i].pid, best[i].pid, proc, sizeof(proc));
+		rto_procfs_comm(best[i].pid, best[i].pid, proc, sizeof(proc));
 		put(l, "busy with '%s' (tid %d of process %d '%s') %s %d", best[i].name,
 		    (int)best[i].tid, (int)best[i].pid, proc, policy_name(best[i].policy),
 		    best[i].policy == SCHED_FIFO || best[i].policy == SCHED_RR ? best[i].prio
@@ -502,7 +506,7 @@ static void say_stall(const struct rto_queue *q, const struct note *n, int runne
 	char name[17] = "?";
 
 	if (n->tid && scan)
-		thread_name(getpid(), n->tid, name, sizeof(name));
+		rto_procfs_comm(getpid(), n->tid, name, sizeof(name));
 	put(&l, "==%d==rtoffload: stall: '%s' of realtime thread '%s' (tid ", (int)getpid(),
 	    n->fn->name, name);
 	put(&l, n->tid ? "%d" : "?", (int)n->tid);
@@ -514,7 +518,7 @@ static void say_stall(const struct rto_queue *q, const struct note *n, int runne
 		    (int)CMM_LOAD_SHARED(q->running[runner].tid));
 		put_ms(&l, now - n->t0);
 	}
-	put(&l, " (stall_us=%lu)", (unsigned long)rto_opt.stall_us);
+	put(&l, " (stall_us=%lu)", (unsigned long)opt.stall_us);
 	if (scan)
 		put_helpers(&l, q, now);
 	else
@@ -586,7 +590,7 @@ static void say_scanned(const struct rto_queue *q, const struct note *n, int run
 /* Every worker inside a call for longer than stall_us (and at least one). */
 static int all_stuck(const struct rto_queue *q, uint64_t now)
 {
-	uint64_t stall_ns = rto_opt.stall_us * 1000;
+	uint64_t stall_ns = opt.stall_us * 1000;
 	int alive = 0;
 
 	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
@@ -675,7 +679,7 @@ static int held_long(unsigned i, const struct note *n, uint64_t now)
 		held[i] = n->gen;
 		held_at[i] = now;
 	}
-	return now - held_at[i] >= rto_opt.stall_us * 1000;
+	return now - held_at[i] >= opt.stall_us * 1000;
 }
 
 /*
@@ -700,7 +704,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	uint64_t now = rto_now_ns();
 	/* A look long after the note (a loaded machine's watchdog): what it sees is not yet a
 	 * verdict. */
-	int late = now - n->t0 > 2 * rto_opt.stall_us * 1000;
+	int late = now - n->t0 > 2 * opt.stall_us * 1000;
 
 	if (!fresh && CMM_LOAD_SHARED(quiet[i]) != n->gen)
 		return 0; /* said, or counted, already */
@@ -811,7 +815,7 @@ static long look(struct rto_queue *q)
 		if (say[i])
 			say_once(q, &n[i], runner[i], rto_now_ns());
 	if (waiting || again == 1) {
-		long ns = (long)(rto_opt.stall_us * 500); /* stall_us / 2 */
+		long ns = (long)(opt.stall_us * 500); /* stall_us / 2 */
 		return ns < 1000000 ? 1000000 : ns;
 	}
 	return again ? QUIET_LOOK_NS : 0;
@@ -842,7 +846,7 @@ void rto_stall_start(const cpu_set_t *cpus)
 	pthread_attr_t attr;
 	pthread_t tid;
 
-	if (!rto_opt.stall_us)
+	if (!opt.stall_us)
 		return;
 	const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
 	if (d && d[0] == 8 * sizeof(pid_t) && d[1] == 1 &&

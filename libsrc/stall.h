@@ -55,4 +55,8 @@ struct rto_stall_row {
 };
 RTO_HIDDEN int rto_stall_next(unsigned *pos, struct rto_stall_row *row);
 
+struct rto_options;
+/* stall_us=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_stall_configure(const struct rto_options *o);
+
 #endif /* RTO_STALL_H */

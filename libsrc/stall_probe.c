@@ -208,28 +208,18 @@ static int stream_open(pid_t pid, pid_t tid, long dirfd, unsigned long user_path
 
 static char state_of(pid_t pid, pid_t tid)
 {
-	char path[64], line[1024];
+	char line[1024];
+	const char *state;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (rto_procfs_read(path, line, sizeof(line)) <= 0)
+	if (rto_procfs_task(pid, tid, "stat", line, sizeof(line)) <= 0 ||
+	    !(state = rto_procfs_stat_field(line, 3)))
 		return '?';
-	const char *close = strrchr(line, ')');
-	return close && close[1] == ' ' && close[2] ? close[2] : '?';
+	return *state;
 }
 
 char rto_stall_task_state(pid_t tid)
 {
 	return state_of(getpid(), tid);
-}
-
-/* The CPU of a /proc stat line (field 39), or -1. */
-static int cpu_of(const char *line)
-{
-	const char *p = strrchr(line, ')');
-
-	for (int field = 2; p && field < 39; field++)
-		p = strchr(p + 1, ' ');
-	return p ? atoi(p + 1) : -1;
 }
 
 /*
@@ -239,31 +229,29 @@ static int cpu_of(const char *line)
  */
 static int starved(pid_t pid, pid_t tid)
 {
-	char path[64], line[1024], sys[64];
+	char line[1024], sys[64];
+	const char *state, *cpu;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (rto_procfs_read(path, line, sizeof(line)) <= 0)
+	if (rto_procfs_task(pid, tid, "stat", line, sizeof(line)) <= 0 ||
+	    !(state = rto_procfs_stat_field(line, 3)) || *state != 'R')
 		return -1;
-	const char *close = strrchr(line, ')');
-	if (!close || close[1] != ' ' || close[2] != 'R')
+	if (rto_procfs_task(pid, tid, "syscall", sys, sizeof(sys)) <= 0 ||
+	    !strncmp(sys, "running", 7))
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	if (rto_procfs_read(path, sys, sizeof(sys)) <= 0 || !strncmp(sys, "running", 7))
-		return -1;
-	return cpu_of(line);
+	cpu = rto_procfs_stat_field(line, 39); /* processor */
+	return cpu ? atoi(cpu) : -1;
 }
 
 static int waits(pid_t pid, pid_t tid)
 {
-	char path[64], line[256];
+	char line[256];
 	unsigned long a[6];
 	char *p, *end;
 
 	if (state_of(pid, tid) != 'S')
 		return 0;
 	/* "nr a0 ... a5 sp pc" in hex after the decimal number; "running", or -1: not in one. */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	if (rto_procfs_read(path, line, sizeof(line)) <= 0)
+	if (rto_procfs_task(pid, tid, "syscall", line, sizeof(line)) <= 0)
 		return 0;
 	long nr = strtol(line, &end, 10);
 	if (end == line || nr < 0)

@@ -5,30 +5,21 @@
  * caller's path; readers sum them.  Per thread, the caller counts into its
  * own TLS (struct rto_thread_stats: a plain increment, no shared line); the
  * thread table below only points at that TLS, and a thread that exits
- * leaves its final counts in its row.  The exit report and stats_file are
- * written with raw syscalls: at exit the wrappers, stdio and even the
- * helpers may be unusable.
+ * leaves its final counts in its row.  The readers below sum and copy
+ * them; stats_report.c renders them at exit, live.c for the live view.
  */
 #include "backstop.h"
 #include "procfs.h"
-#include "options_load.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
 #include "fn.h"
-#include "callsite.h"
 #include "resolve.h"
 #include "futex.h"
 #include "stats.h"
-#include "report.h"
 #include "real.h"
-#include "rto_malloc.h"
-#include "transport.h"
 #include "stall.h"
-#include "json.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -38,7 +29,7 @@
 
 /* ---- the thread table ------------------------------------------------------ */
 
-#define THREAD_ROWS 256
+#define THREAD_ROWS RTO_STATS_THREAD_ROWS
 
 enum { ROW_FREE, ROW_LIVE, ROW_FOLDING, ROW_DEAD };
 
@@ -130,16 +121,6 @@ struct thread_view {
 	struct rto_thread_stats st;
 };
 
-static void read_comm(pid_t tid, char *name, size_t len)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	if (rto_procfs_read(path, name, len) <= 0)
-		snprintf(name, len, "?");
-	name[strcspn(name, "\n")] = '\0';
-}
-
 /*
  * The counts of a live thread; with `current`, its current marked interval
  * too (time, faults), which reads the thread's route: a plain byte its
@@ -183,7 +164,7 @@ static void view_of(struct row *r, struct thread_view *v, int current)
 		 * Its reader reads /proc/PID/task/TID/comm itself.
 		 */
 		if (current)
-			read_comm(r->tid, v->name, sizeof(v->name));
+			rto_procfs_comm(0, r->tid, v->name, sizeof(v->name));
 		return;
 	}
 	while (uatomic_read(&r->state) != ROW_DEAD)
@@ -211,11 +192,11 @@ static int next_row(unsigned *i, struct thread_view *v, int current)
 	return 0;
 }
 
-int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out)
+int rto_stats_thread_next(unsigned *i, struct rto_thread_row *out, int current)
 {
 	struct thread_view v;
 
-	if (!next_row(i, &v, 0))
+	if (!next_row(i, &v, current))
 		return 0;
 	memcpy(out->name, v.name, sizeof(out->name));
 	out->tid = v.tid;
@@ -232,6 +213,30 @@ int rto_stats_table_has_room(void)
 uint64_t rto_stats_other_threads(void)
 {
 	return uatomic_read(&other.threads);
+}
+
+int rto_stats_threads_seen(void)
+{
+	return uatomic_read(&rows_claimed) != 0;
+}
+
+void rto_stats_other_counts(struct rto_stats_other *o)
+{
+	*o = (struct rto_stats_other){
+		.threads = uatomic_read(&other.threads),
+		.marked_now = uatomic_read(&other.marked_now),
+		.st =
+			{
+				.offloaded = uatomic_read(&other.offloaded),
+				.local = uatomic_read(&other.local),
+				.denied = uatomic_read(&other.denied),
+				.async = uatomic_read(&other.async),
+				.fallback = uatomic_read(&other.fallback),
+				.marked_ns = uatomic_read(&other.marked_ns),
+				.minor = uatomic_read(&other.minor),
+				.major = uatomic_read(&other.major),
+			},
+	};
 }
 
 static void reset_threads(void)
@@ -351,10 +356,6 @@ void rto_stats_reset(void)
 
 /* ---- reading ------------------------------------------------------------- */
 
-struct summary {
-	uint64_t offloaded, local, denied, async, fallback, p50, p99, max;
-};
-
 static uint64_t percentile(const uint64_t *hist, uint64_t total, uint64_t max, unsigned pct)
 {
 	uint64_t want = (total * pct + 99) / 100, seen = 0;
@@ -382,7 +383,7 @@ static void add_counters(struct rto_counters *sum, const struct rto_counters *c)
 		sum->hist[b] += CMM_LOAD_SHARED(c->hist[b]);
 }
 
-static void summarise(const struct rto_counters *c, struct summary *s)
+static void summarise(const struct rto_counters *c, struct rto_stats_summary *s)
 {
 	uint64_t n = rto_counters_offloaded(c);
 
@@ -399,7 +400,7 @@ static void summarise(const struct rto_counters *c, struct summary *s)
 int rto_stats_get(struct rt_offload_stats *out)
 {
 	struct rto_counters sum; /* 2.6 KiB of stack; not TLS: initial-exec space is scarce */
-	struct summary s;
+	struct rto_stats_summary s;
 
 	if (!out) {
 		errno = EINVAL;
@@ -438,471 +439,7 @@ RTO_EXPORT int rt_offload_get_stats(struct rt_offload_stats *out)
 	return ret;
 }
 
-/* ---- exit report ---------------------------------------------------------- */
-
-struct out {
-	int fd;
-	size_t len;
-	char buf[4096];
-};
-
-static void out_flush(struct out *o)
+void rto_stats_fn_summary(const struct rto_fn *fn, struct rto_stats_summary *s)
 {
-	size_t done = 0;
-
-	while (done < o->len) {
-		long n = rto_syscall(SYS_write, o->fd, o->buf + done, o->len - done);
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	o->len = 0;
-}
-
-static void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out_printf(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (o->len > sizeof(o->buf) - 512)
-		out_flush(o);
-	va_start(ap, fmt);
-	int n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n < sizeof(o->buf) - o->len ? (size_t)n
-							      : sizeof(o->buf) - o->len - 1;
-}
-
-static int used(const struct summary *s)
-{
-	return s->offloaded || s->local || s->denied || s->async || s->fallback;
-}
-
-/* rto_json_str's sink: its pieces are short (RTO_JSON_PIECE_MAX), out_printf keeps room. */
-static void out_put(void *o, const char *bytes, size_t len)
-{
-	out_printf(o, "%.*s", (int)len, bytes);
-}
-
-/* A JSON string: quotes, backslashes and control bytes escaped (json.h). */
-static void out_json_str(struct out *o, const char *s)
-{
-	rto_json_str(out_put, o, s);
-}
-
-/* The fallback column, only in a process where a call fell back (then last). */
-static void fallback_cell(struct out *o, int shown, uint64_t n)
-{
-	if (shown)
-		out_printf(o, " %10lu", n);
-}
-
-static void write_threads_table(struct out *o, int fb)
-{
-	struct thread_view v;
-	unsigned i = 0;
-
-	if (!uatomic_read(&rows_claimed))
-		return;
-	int pool = rto_pool_on(); /* malloc=pool: three more columns */
-	out_printf(o, "%-16s %8s %14s %10s %10s %10s %10s %10s %10s%s%s\n", "thread", "tid",
-		   "marked_us", "offloaded", "local", "denied", "async", "minor_flt", "major_flt",
-		   pool ? "  pool_high_kb pool_fallbacks pool_failures" : "",
-		   fb ? "   fallback" : "");
-	while (next_row(&i, &v, 1)) {
-		char extra[64] = "";
-		if (pool)
-			snprintf(extra, sizeof(extra), " %13lu %14lu %13lu",
-				 (v.st.pool_high + 1023) / 1024, v.st.pool_fallbacks,
-				 v.st.pool_failures);
-		out_printf(o, "%-16s %8d %14lu %10lu %10lu %10lu %10lu %10lu %10lu%s", v.name,
-			   (int)v.tid, v.st.marked_ns / 1000, v.st.offloaded, v.st.local,
-			   v.st.denied, v.st.async, v.st.minor, v.st.major, extra);
-		fallback_cell(o, fb, v.st.fallback);
-		out_printf(o, "%s\n", v.exited ? " (exited)" : "");
-	}
-	uint64_t n = uatomic_read(&other.threads);
-	if (n)
-		out_printf(o,
-			   "%-16s %8s %14lu %10lu %10lu %10lu %10lu %10lu %10lu (%lu threads: the "
-			   "table of %d rows is full; %ld of them marked now, their current "
-			   "marked time and faults not included)\n",
-			   "other threads", "-", uatomic_read(&other.marked_ns) / 1000,
-			   uatomic_read(&other.offloaded), uatomic_read(&other.local),
-			   uatomic_read(&other.denied), uatomic_read(&other.async),
-			   uatomic_read(&other.minor), uatomic_read(&other.major), n, THREAD_ROWS,
-			   (long)uatomic_read(&other.marked_now));
-}
-
-static void write_sites_table(struct out *o)
-{
-	struct rto_site_row s;
-	unsigned pos = 0;
-
-	while (rto_callsite_next(&pos, &s)) {
-		if (!strcmp(s.event, "offload"))
-			out_printf(o,
-				   "rtoffload: site %-24s %-8s %-16s count %lu avg_ns %lu max_ns "
-				   "%lu\n",
-				   s.where, s.event, s.fn, s.count,
-				   s.count ? s.total_ns / s.count : 0, s.max_ns);
-		else if (!strcmp(s.event, "fault"))
-			out_printf(o,
-				   "rtoffload: site %-24s %-8s %-16s count %lu minor %lu major "
-				   "%lu%s\n",
-				   s.where, s.event, s.fn, s.count, s.minor, s.major,
-				   s.suppressed ? " (suppressed)" : "");
-		else
-			out_printf(o, "rtoffload: site %-24s %-8s %-16s count %lu%s\n", s.where,
-				   s.event, s.fn, s.count, s.suppressed ? " (suppressed)" : "");
-	}
-}
-
-/* Marked threads' request slots (transport.c): a thread without one goes through the queue. */
-static void write_slot_counts(struct out *o)
-{
-	unsigned most, held;
-
-	rto_slots_counts(rto_q, &most, &held);
-	if (most)
-		out_printf(o, "request slots: %u of %u claimed at most, %u held at exit\n", most,
-			   RTO_SLOTS, held);
-}
-
-/* helper_wake=predict: where periodic bursts fell, and how late the helper's naps ended. */
-struct predict_view {
-	struct rto_predict_counts c;
-	uint64_t naps, asleep, window_ns, overshoot_ns, arrive_ns;
-};
-
-/* 1: m is ours, taken within about a millisecond. */
-static int lock_briefly(pthread_mutex_t *m)
-{
-	uint32_t never = 0;
-
-	for (int i = 0; i < 100; i++) {
-		if (rto_mutex_trylock(m) == 0)
-			return 1;
-		rto_futex_wait_ns(&never, 0, 10000); /* 10 us: a helper on this CPU may run */
-	}
-	return 0;
-}
-
-/* 1: v holds a copy (predict on, helpers started, at least one nap). */
-static int predict_snapshot(struct predict_view *v)
-{
-	if (rto_opt.helper_wake != RTO_WAKE_PREDICT || !rto_q || !CMM_LOAD_SHARED(rto_q->ready))
-		return 0;
-	/*
-	 * A copy under the lock the helpers write them under (predict.c),
-	 * which they hold for microseconds.  Tried for a millisecond at most:
-	 * a helper that holds it longer (stopped, or never to run again)
-	 * leaves these diagnostic lines out rather than the exit waiting.
-	 */
-	struct rto_predict *live = &rto_q->predict;
-	if (!lock_briefly(&live->lock))
-		return 0;
-	*v = (struct predict_view){
-		.c = live->counts,
-		.naps = live->naps,
-		.asleep = live->grows, /* a burst that came during a nap grows the window */
-		.window_ns = live->window_ns,
-		.overshoot_ns = live->overshoot_ns,
-		.arrive_ns = live->arrive_ns,
-	};
-	rto_mutex_unlock(&live->lock);
-	return v->naps > 0;
-}
-
-static void write_predict_counts(struct out *o)
-{
-	struct predict_view v;
-
-	if (!predict_snapshot(&v))
-		return;
-	out_printf(o,
-		   "predict: periodic bursts in window %lu, before it %lu, in it while the helper "
-		   "napped %lu, after it %lu (%lu planned from a wake hint); window %lu ns, naps "
-		   "late by %lu ns (p95), hinted bursts late by %lu ns (p99)\n",
-		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.c.hinted,
-		   v.window_ns, v.overshoot_ns, v.arrive_ns);
-	out_printf(o, "predict: %lu naps; ended late by <5/10/20/40/80/160/more us:", v.naps);
-	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
-		out_printf(o, " %lu", v.c.late_hist[b]);
-	out_printf(o, "; %lu bursts came during a nap\n", v.asleep);
-	out_printf(o, "predict: bursts that found the nap overdue, by how much, the same buckets:");
-	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
-		out_printf(o, " %lu", v.c.overrun_hist[b]);
-	out_printf(o, "\n");
-}
-
-static void write_json_predict(struct out *o)
-{
-	struct predict_view v;
-
-	if (!predict_snapshot(&v))
-		return;
-	out_printf(o,
-		   ",\"predict\":{\"in_window\":%lu,\"before_window\":%lu,\"nap_late\":%lu,"
-		   "\"after_window\":%lu,\"during_nap\":%lu,\"naps\":%lu,\"window_ns\":%lu,"
-		   "\"late_p95_ns\":%lu,\"hinted\":%lu,\"arrive_p99_ns\":%lu,\"late_hist\":[",
-		   v.c.in_window, v.c.before_window, v.c.nap_late, v.c.after_window, v.asleep,
-		   v.naps, v.window_ns, v.overshoot_ns, v.c.hinted, v.arrive_ns);
-	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
-		out_printf(o, "%s%lu", b ? "," : "", v.c.late_hist[b]);
-	out_printf(o, "],\"overrun_hist\":[");
-	for (unsigned b = 0; b < RTO_PRED_LATE_BUCKETS; b++)
-		out_printf(o, "%s%lu", b ? "," : "", v.c.overrun_hist[b]);
-	out_printf(o, "]}");
-}
-
-/* The backstop's trapped system calls, one row each (none: no table). */
-static void write_syscalls_table(struct out *o)
-{
-	struct rto_sys_row r;
-	unsigned pos = 0;
-	int first = 1;
-
-	while (rto_backstop_next(&pos, &r)) {
-		if (first)
-			out_printf(o, "%-18s %10s %10s %10s %10s\n", "system call", "trapped",
-				   "offloaded", "local", "denied");
-		first = 0;
-		out_printf(o, "%-18s %10lu %10lu %10lu %10lu\n", r.name, r.n[RTO_BS_TRAPPED],
-			   r.n[RTO_BS_OFFLOADED], r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
-	}
-}
-
-static void write_json_syscalls(struct out *o)
-{
-	struct rto_sys_row r;
-	unsigned pos = 0;
-	const char *sep = "";
-
-	out_printf(o, ",\"syscalls\":[");
-	while (rto_backstop_next(&pos, &r)) {
-		out_printf(o,
-			   "%s{\"name\":\"%s\",\"trapped\":%lu,\"offloaded\":%lu,\"local\":%lu,"
-			   "\"denied\":%lu}",
-			   sep, r.name, r.n[RTO_BS_TRAPPED], r.n[RTO_BS_OFFLOADED],
-			   r.n[RTO_BS_LOCAL], r.n[RTO_BS_DENIED]);
-		sep = ",";
-	}
-	out_printf(o, "]");
-}
-
-static void write_stall_counts(struct out *o)
-{
-	struct rto_stall_counts c;
-
-	rto_stall_counts(&c);
-	if (!c.calls && !c.grown && !c.input && !c.moved)
-		return;
-	out_printf(o,
-		   "stalls: %lu calls waited over stall_us=%lu (%lu not taken by a helper, %lu "
-		   "running on one, %lu taken back by their caller), %lu workers added, %lu "
-		   "moved off a busy CPU; %lu calls waited for input on a helper as their caller "
-		   "would have (not stalls)\n",
-		   c.calls, (unsigned long)rto_opt.stall_us, c.unclaimed, c.running, c.taken_back,
-		   c.grown, c.moved, c.input);
-}
-
-static void write_json_stalls(struct out *o)
-{
-	struct rto_stall_counts c;
-
-	rto_stall_counts(&c);
-	out_printf(o,
-		   ",\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,"
-		   "\"taken_back\":%lu,\"workers_added\":%lu,\"now\":%u,\"input\":%lu,"
-		   "\"input_now\":%u,\"workers_moved\":%lu}",
-		   c.calls, c.unclaimed, c.running, c.taken_back, c.grown, c.now, c.input,
-		   c.input_now, c.moved);
-}
-
-static void write_table(struct out *o)
-{
-	struct summary s;
-
-	struct rt_offload_stats t;
-	rto_stats_get(&t);
-	int fb = t.fallback > 0;
-
-	out_printf(o, "rtoffload: pid %d\n%-18s %10s %10s %10s %10s %10s %10s %10s%s\n",
-		   (int)getpid(), "function", "offloaded", "local", "denied", "async", "p50_ns",
-		   "p99_ns", "max_ns", fb ? "   fallback" : "");
-	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
-		summarise((*f)->ctr, &s);
-		if (!used(&s))
-			continue;
-		out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", (*f)->name,
-			   s.offloaded, s.local, s.denied, s.async, s.p50, s.p99, s.max);
-		fallback_cell(o, fb, s.fallback);
-		out_printf(o, "\n");
-	}
-	out_printf(o, "%-18s %10lu %10lu %10lu %10lu %10lu %10lu %10lu", "total", t.offloaded,
-		   t.local, t.denied, t.async, t.rtt_p50_ns, t.rtt_p99_ns, t.rtt_max_ns);
-	fallback_cell(o, fb, t.fallback);
-	out_printf(o, "\n");
-	if (fb)
-		out_printf(o,
-			   "fallback: %lu calls ran on their caller: no helper thread could "
-			   "start\n",
-			   t.fallback);
-	out_printf(o, "page faults while marked: %lu minor, %lu major\n", t.minor_faults,
-		   t.major_faults);
-	uint64_t queued, full;
-	rto_stats_async_counts(&queued, &full);
-	if (queued || full)
-		out_printf(o, "async: %lu writes queued, ring full %lu times\n", queued, full);
-	write_stall_counts(o);
-	write_predict_counts(o);
-	write_slot_counts(o);
-	write_syscalls_table(o);
-	write_threads_table(o, fb);
-	write_sites_table(o);
-}
-
-static void write_json_counts(struct out *o, const struct rto_thread_stats *st)
-{
-	out_printf(o,
-		   "\"marked_ns\":%lu,\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,"
-		   "\"fallback\":%lu,\"minor_faults\":%lu,\"major_faults\":%lu,\"pool_high_bytes\":"
-		   "%lu,"
-		   "\"pool_fallbacks\":%lu,\"pool_failures\":%lu",
-		   st->marked_ns, st->offloaded, st->local, st->denied, st->async, st->fallback,
-		   st->minor, st->major, st->pool_high, st->pool_fallbacks, st->pool_failures);
-}
-
-static void write_json_threads(struct out *o)
-{
-	struct thread_view v;
-	unsigned i = 0;
-	const char *sep = "";
-
-	out_printf(o, ",\"threads\":[");
-	while (next_row(&i, &v, 1)) {
-		out_printf(o, "%s{\"thread\":", sep);
-		out_json_str(o, v.name);
-		out_printf(o, ",\"tid\":%d,\"exited\":%d,", (int)v.tid, v.exited);
-		write_json_counts(o, &v.st);
-		out_printf(o, "}");
-		sep = ",";
-	}
-	struct rto_thread_stats st = {
-		.offloaded = uatomic_read(&other.offloaded),
-		.local = uatomic_read(&other.local),
-		.denied = uatomic_read(&other.denied),
-		.async = uatomic_read(&other.async),
-		.fallback = uatomic_read(&other.fallback),
-		.marked_ns = uatomic_read(&other.marked_ns),
-		.minor = uatomic_read(&other.minor),
-		.major = uatomic_read(&other.major),
-	};
-	out_printf(o, "],\"other_threads\":{\"threads\":%lu,\"table_rows\":%d,\"marked_now\":%ld,",
-		   uatomic_read(&other.threads), THREAD_ROWS,
-		   (long)uatomic_read(&other.marked_now));
-	write_json_counts(o, &st);
-	out_printf(o, "}");
-}
-
-static void write_json_sites(struct out *o)
-{
-	struct rto_site_row s;
-	unsigned pos = 0;
-	const char *sep = "";
-
-	out_printf(o, ",\"sites\":[");
-	while (rto_callsite_next(&pos, &s)) {
-		out_printf(o, "%s{\"where\":", sep);
-		out_json_str(o, s.where);
-		out_printf(
-			o,
-			",\"event\":\"%s\",\"function\":\"%s\",\"count\":%lu,\"suppressed\":%d,"
-			"\"avg_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,\"major_faults\":%lu}",
-			s.event, s.fn, s.count, s.suppressed, s.count ? s.total_ns / s.count : 0,
-			s.max_ns, s.minor, s.major);
-		sep = ",";
-	}
-	out_printf(o, "]");
-}
-
-static void write_json(struct out *o)
-{
-	struct rt_offload_stats t;
-	struct summary s;
-	const char *sep = "";
-
-	rto_stats_get(&t);
-	out_printf(o,
-		   "{\"pid\":%d,\"totals\":{\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-		   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,"
-		   "\"minor_faults\":%lu,\"major_faults\":%lu},\"calls\":[",
-		   (int)getpid(), t.offloaded, t.local, t.denied, t.async, t.fallback, t.rtt_p50_ns,
-		   t.rtt_p99_ns, t.rtt_max_ns, t.minor_faults, t.major_faults);
-	for (struct rto_fn *const *f = __start_rto_fns; f < __stop_rto_fns; f++) {
-		summarise((*f)->ctr, &s);
-		if (!used(&s))
-			continue;
-		out_printf(o,
-			   "%s{\"name\":\"%s\",\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,"
-			   "\"async\":%lu,\"fallback\":%lu,\"p50_ns\":%lu,\"p99_ns\":%lu,"
-			   "\"max_ns\":%lu}",
-			   sep, (*f)->name, s.offloaded, s.local, s.denied, s.async, s.fallback,
-			   s.p50, s.p99, s.max);
-		sep = ",";
-	}
-	out_printf(o, "]");
-	write_json_stalls(o);
-	write_json_predict(o);
-	write_json_syscalls(o);
-	write_json_threads(o);
-	write_json_sites(o);
-	out_printf(o, "}\n");
-}
-
-/* stats_file: "%p" becomes the pid, so each process of a tree has its own. */
-static int expand_path(const char *pattern, char *path, size_t len)
-{
-	size_t n = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		int w = (p[0] == '%' && p[1] == 'p')
-				? snprintf(path + n, len - n, "%d", (int)getpid())
-				: snprintf(path + n, len - n, "%c", *p);
-		if (w < 0 || (size_t)w >= len - n)
-			return -1;
-		n += (size_t)w;
-		if (p[0] == '%' && p[1] == 'p')
-			p++;
-	}
-	return 0;
-}
-
-void rto_stats_at_exit(void)
-{
-	static struct out o; /* 4 KiB: exit may run on a small stack */
-	char path[PATH_MAX];
-
-	if (rto_opt.stats) {
-		o.fd = 2;
-		write_table(&o);
-		out_flush(&o);
-	}
-	if (!rto_opt.stats_file[0])
-		return;
-	if (expand_path(rto_opt.stats_file, path, sizeof(path)) != 0) {
-		rto_say(0, "stats_file: path too long");
-		return;
-	}
-	o.fd = (int)rto_syscall(SYS_openat, AT_FDCWD, path,
-				O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o.fd < 0) {
-		rto_say(0, "stats_file: cannot write '%s': %s", path, strerror(errno));
-		return;
-	}
-	write_json(&o);
-	out_flush(&o);
-	rto_syscall(SYS_close, o.fd);
+	summarise(fn->ctr, s);
 }

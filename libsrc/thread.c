@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
 #include "backstop.h"
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "thread.h"
@@ -111,6 +111,23 @@ RTO_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 /* ---- marked time and page faults --------------------------------------------- */
 
+/*
+ * live=, prefault_stack_kb=, mode=: copied once at load
+ * (rto_thread_configure), read-only afterwards.
+ */
+static struct {
+	int live;
+	unsigned prefault_stack_kb;
+	int mode; /* RT_OFFLOAD_MODE_* */
+} opt;
+
+void rto_thread_configure(const struct rto_options *o)
+{
+	opt.live = o->live;
+	opt.prefault_stack_kb = o->prefault_stack_kb;
+	opt.mode = o->mode;
+}
+
 static pthread_key_t exit_key; /* a counted thread's exit is accounted */
 
 static uint64_t since(uint64_t now, uint64_t then)
@@ -131,7 +148,7 @@ static void begin_marked(struct rto_thread *t, pid_t tid)
 		 * past the table: a thread there would count its calls with
 		 * shared atomics, a cost on its path that only stats= asks for.
 		 */
-		if (rto_opt.live && !__atomic_load_n(&t->row, __ATOMIC_RELAXED) &&
+		if (opt.live && !__atomic_load_n(&t->row, __ATOMIC_RELAXED) &&
 		    rto_stats_table_has_room()) {
 			rto_stats_thread_marked(t, tid);
 			if (!tid)
@@ -195,8 +212,8 @@ void rto_thread_strict_prepare(int mode)
 
 void rto_thread_marked(void)
 {
-	if (rto_opt.prefault_stack_kb)
-		prefault_stack((size_t)rto_opt.prefault_stack_kb * 1024);
+	if (opt.prefault_stack_kb)
+		prefault_stack((size_t)opt.prefault_stack_kb * 1024);
 	rto_async_thread_marked(); /* its ring, if some call is async: first mark only */
 	rto_pool_for(&rto_self);   /* malloc=pool: its pool, first mark only */
 	rto_heap_recipe_at_mark(); /* malloc=glibc, mlock=1: its own arena */
@@ -213,7 +230,7 @@ void rto_thread_unmarked(void)
 
 void rto_thread_marked_remote(struct rto_thread *t, pid_t tid)
 {
-	rto_thread_strict_prepare(t->mode ? t->mode - 1 : rto_opt.mode);
+	rto_thread_strict_prepare(t->mode ? t->mode - 1 : opt.mode);
 	rto_pool_for(t);
 	rto_trace_thread_marked(t, tid); /* trace_file=: its ring, made here */
 	begin_marked(t, tid);

@@ -26,4 +26,8 @@ RTO_HIDDEN void rto_thread_unmarked_remote(struct rto_thread *t, pid_t tid);
 /* thread.c: the calling thread exits (a thread-specific destructor). */
 RTO_HIDDEN void rto_thread_exits(void);
 
+struct rto_options;
+/* live=, prefault_stack_kb=, mode=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_thread_configure(const struct rto_options *o);
+
 #endif /* RTO_THREAD_H */

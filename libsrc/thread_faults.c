@@ -5,7 +5,7 @@
  * finished marked intervals.  Below thread.c, stats.c and callsite.c,
  * which all read them; it calls none of them.
  */
-#include "options_load.h"
+#include "options.h"
 #include "procfs.h"
 #include "rto_fast.h"
 #include "thread_faults.h"
@@ -14,10 +14,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/*
+ * stats=, stats_file=: copied once at load (rto_thread_faults_configure),
+ * read-only afterwards.
+ */
+static struct {
+	int counting; /* stats=1 or stats_file=: marked time and faults are counted */
+} opt;
+
+void rto_thread_faults_configure(const struct rto_options *o)
+{
+	opt.counting = o->stats || o->stats_file[0];
+}
 
 static uint64_t faults_minor, faults_major; /* finished marked intervals, every thread */
 
@@ -29,23 +43,20 @@ static uint64_t faults_minor, faults_major; /* finished marked intervals, every 
  */
 int rto_thread_counting(void)
 {
-	return rto_opt.stats || rto_opt.stats_file[0];
+	return opt.counting;
 }
 
 /* Fields 10 (minflt) and 12 (majflt) of /proc/self/task/TID/stat. */
 static int proc_faults(pid_t tid, uint64_t *minor, uint64_t *major)
 {
-	char path[64], buf[1024];
+	char buf[1024];
+	const char *mi, *ma;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	if (rto_procfs_read(path, buf, sizeof(buf)) <= 0)
+	if (rto_procfs_task(0, tid, "stat", buf, sizeof(buf)) <= 0 ||
+	    !(mi = rto_procfs_stat_field(buf, 10)) || !(ma = rto_procfs_stat_field(buf, 12)))
 		return -1;
-	char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
-	unsigned long mi, ma;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &mi, &ma) != 2)
-		return -1;
-	*minor = mi;
-	*major = ma;
+	*minor = strtoull(mi, NULL, 10);
+	*major = strtoull(ma, NULL, 10);
 	return 0;
 }
 

@@ -19,4 +19,8 @@ RTO_HIDDEN int rto_thread_counting(void);
 /* thread_faults.c: the fault counters of thread tid (0: the caller): 0, or -1. */
 RTO_HIDDEN int rto_thread_fault_counts(pid_t tid, uint64_t *minor, uint64_t *major);
 
+struct rto_options;
+/* stats=, stats_file=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_thread_faults_configure(const struct rto_options *o);
+
 #endif /* RTO_THREAD_FAULTS_H */

@@ -30,7 +30,7 @@
  * and the low 32 bits of its clock at the call, which the helper reads in
  * the request, so nothing travels for the trace.
  */
-#include "options_load.h"
+#include "trace_opts.h"
 #include "rto_fast.h"
 #include "fn.h"
 #include "trace.h"
@@ -143,7 +143,7 @@ static struct ring *make_ring(const void *owner, pid_t tid, int helper)
 		return NULL;
 	}
 	uint64_t cap = 4096 / sizeof(struct ev);
-	while (cap * sizeof(struct ev) < (uint64_t)rto_opt.trace_ring_kb * 1024)
+	while (cap * sizeof(struct ev) < (uint64_t)rto_trace_ring_kb() * 1024)
 		cap <<= 1;
 	void *buf = rto_real_mmap(NULL, cap * sizeof(struct ev), PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -687,7 +687,7 @@ static void open_file(void)
 {
 	char path[PATH_MAX], comm[32];
 
-	if (expand_path(rto_opt.trace_file, path, sizeof(path)) != 0) {
+	if (expand_path(rto_trace_file(), path, sizeof(path)) != 0) {
 		rto_say(0, "trace_file: path too long: no trace");
 		return;
 	}
@@ -728,7 +728,7 @@ static void open_file(void)
 static void child_after_fork(void)
 {
 	struct ring *mine = my_ring && !my_ring->helper ? my_ring : NULL;
-	int own = (rto_trace_on & RTO_TRACE_FILE) && strstr(rto_opt.trace_file, "%p");
+	int own = (rto_trace_on & RTO_TRACE_FILE) && strstr(rto_trace_file(), "%p");
 
 	rto_trace_on = 0;
 	if (trace_fd >= 0)
@@ -824,9 +824,9 @@ static void load_lttng(void)
 void rto_trace_init(void)
 {
 	pid = (pid_t)rto_syscall(SYS_getpid);
-	if (rto_opt.trace_file[0])
+	if (rto_trace_file()[0])
 		open_file();
-	if (rto_opt.trace == RTO_TRACE_OPT_LTTNG)
+	if (rto_trace_lttng())
 		load_lttng();
 	if (rto_trace_on)
 		pthread_atfork(NULL, NULL, child_after_fork);

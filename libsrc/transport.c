@@ -11,7 +11,7 @@
  */
 #include <sched.h>
 
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "fn.h"
 #include "callsite.h"
@@ -34,6 +34,23 @@
 
 /* Its address is the thread's mark in the slot it holds: unique among live threads. */
 static __thread unsigned char slot_index RTO_TLS; /* 1 + its slot's index, 0: none */
+/*
+ * spin_ns=, stall_us=, on_stall=: copied once at load
+ * (rto_transport_configure), read-only afterwards.
+ */
+static struct {
+	uint64_t spin_ns;
+	uint64_t stall_ns;  /* stall_us=, in ns; 0: none */
+	int on_stall_local; /* on_stall=local */
+} opt;
+
+void rto_transport_configure(const struct rto_options *o)
+{
+	opt.spin_ns = o->spin_ns;
+	opt.stall_ns = o->stall_us * 1000;
+	opt.on_stall_local = o->on_stall == RTO_ON_STALL_LOCAL;
+}
+
 static pthread_key_t exit_key;
 
 _Static_assert(offsetof(struct rto_req, post) == 0 && sizeof(uint64_t) == sizeof(void *),
@@ -232,7 +249,7 @@ static int done(struct rto_req *r)
 /* Spin up to spin_ns; the clock is read every 64 polls to keep it cheap. */
 static int spin_until_done(struct rto_req *r, uint64_t t0)
 {
-	uint64_t deadline = t0 + rto_opt.spin_ns;
+	uint64_t deadline = t0 + opt.spin_ns;
 
 	do {
 		for (int i = 0; i < 64; i++) {
@@ -457,9 +474,9 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 	if (here || !spin_until_done(w, t0)) {
 		/* Not a queued request: its node, on our stack, stays in the queue. */
 		struct stall_watch stall = {
-			.at = rto_opt.stall_us ? t0 + rto_opt.stall_us * 1000 : 0,
+			.at = opt.stall_ns ? t0 + opt.stall_ns : 0,
 			.t0 = t0,
-			.may_take = slot && rto_opt.on_stall == RTO_ON_STALL_LOCAL &&
+			.may_take = slot && opt.on_stall_local &&
 				    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT,
 		};
 		if (sleep_until_done(q, w, &stall))

@@ -196,4 +196,8 @@ _Static_assert(offsetof(struct rto_req, inl) == RTO_CACHELINE - RTO_REQ_INLINE &
 		       offsetof(struct rto_req, args) == RTO_CACHELINE,
 	       "what every call moves fits the request's first cache line");
 
+struct rto_options;
+/* spin_ns=, stall_us=, on_stall=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_transport_configure(const struct rto_options *o);
+
 #endif /* RTO_TRANSPORT_H */

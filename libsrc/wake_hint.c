@@ -5,7 +5,7 @@
  * sleeps: no lock, no system call.
  */
 #include "wake_hint.h"
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "transport.h"
 #include "signals.h"
@@ -21,6 +21,16 @@
  * (the loop overran its period) ends it at once: now.  One too far for
  * the word says nothing.
  */
+/* helper_wake=: copied once at load (rto_wake_hint_configure), read-only afterwards. */
+static struct {
+	int predict; /* helper_wake=predict */
+} opt;
+
+void rto_wake_hint_configure(const struct rto_options *o)
+{
+	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
+}
+
 static void announce(uint64_t at, uint64_t now, uint64_t bound)
 {
 	uint16_t key = rto_req_key(&rto_self); /* as transport.c keys its requests */
@@ -36,7 +46,7 @@ static void announce(uint64_t at, uint64_t now, uint64_t bound)
 /* Only while helpers run: they plan from it, and they installed the fault guard. */
 static int wanted(void)
 {
-	return rto_opt.helper_wake == RTO_WAKE_PREDICT && CMM_LOAD_SHARED(rto_q->ready);
+	return opt.predict && CMM_LOAD_SHARED(rto_q->ready);
 }
 
 /* The clocks a sleep may name that the vDSO reads without a system call. */

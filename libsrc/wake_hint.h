@@ -105,4 +105,8 @@ static inline uint64_t rto_wake_hinted(const struct rto_predict *s, uint16_t key
 	return rto_wake_hinted_bound(s, key, now, NULL);
 }
 
+struct rto_options;
+/* helper_wake=, once at load (init.c), before anything here runs. */
+RTO_HIDDEN void rto_wake_hint_configure(const struct rto_options *o);
+
 #endif /* RTO_WAKE_HINT_H */

@@ -5,6 +5,7 @@
  */
 #include "live_read.h"
 #include "json.h"
+#include "report_rows.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -144,83 +145,105 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	}
 }
 
+/* The writer's sink (libsrc/json.h: the library's stats_file writes through the same writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);
 }
 
-/* A JSON string, escaped as the library's stats_file escapes it (json.h). */
-static void json_str(FILE *o, const char *s)
+/*
+ * The JSON as rows (libsrc/report_rows.h, the model of the library's own
+ * stats_file): a row per section, function, thread and stalled call.
+ */
+static void counts_row(struct rto_row *r, const struct rto_live_counts *c)
 {
-	rto_json_str(file_put, o, s);
-}
-
-static void json_counts(FILE *o, const struct rto_live_counts *c)
-{
-	fprintf(o, "\"offloaded\":%lu,\"local\":%lu,\"denied\":%lu,\"async\":%lu,\"fallback\":%lu",
-		(unsigned long)c->offloaded, (unsigned long)c->local, (unsigned long)c->denied,
-		(unsigned long)c->async, (unsigned long)c->fallback);
+	rto_row_u64(r, "offloaded", c->offloaded);
+	rto_row_u64(r, "local", c->local);
+	rto_row_u64(r, "denied", c->denied);
+	rto_row_u64(r, "async", c->async);
+	rto_row_u64(r, "fallback", c->fallback);
 }
 
 static void print_json(FILE *o, const struct rto_live *l, int fresh)
 {
+	struct rto_json j;
+	struct rto_row r;
 	struct live_fn_view v;
 
-	fprintf(o, "{\"pid\":%d,\"fresh\":%d,\"helper_cpus\":", (int)l->pid, fresh);
-	json_str(o, l->helper_cpus);
-	fprintf(o, ",\"workers\":%d,\"totals\":{", (int)l->workers);
-	json_counts(o, &l->total);
-	fprintf(o,
-		",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu,\"minor_faults\":%lu,"
-		"\"major_faults\":%lu},\"calls\":[",
-		(unsigned long)l->p50_ns, (unsigned long)l->p99_ns, (unsigned long)l->max_ns,
-		(unsigned long)l->minor, (unsigned long)l->major);
+	r.n = 0;
+	rto_row_i64(&r, "pid", l->pid);
+	rto_row_i64(&r, "fresh", fresh);
+	rto_row_str(&r, "helper_cpus", l->helper_cpus);
+	rto_row_i64(&r, "workers", l->workers);
+	rto_json_open(&j, file_put, o, 0);
+	rto_json_cells(&j, &r);
+	r.n = 0;
+	counts_row(&r, &l->total);
+	rto_row_u64(&r, "p50_ns", l->p50_ns);
+	rto_row_u64(&r, "p99_ns", l->p99_ns);
+	rto_row_u64(&r, "max_ns", l->max_ns);
+	rto_row_u64(&r, "minor_faults", l->minor);
+	rto_row_u64(&r, "major_faults", l->major);
+	rto_json_row(&j, "totals", &r);
+	rto_json_arr(&j, "calls", 0);
 	for (unsigned i = 0; i < l->nfns && i < RTO_LIVE_FNS; i++) {
 		live_fn_interval(l, NULL, i, &v);
-		fprintf(o, "%s{\"name\":", i ? "," : "");
-		json_str(o, v.name);
-		putc(',', o);
-		json_counts(o, &v.total);
-		fprintf(o, ",\"p50_ns\":%lu,\"p99_ns\":%lu,\"max_ns\":%lu}",
-			(unsigned long)v.all_p50, (unsigned long)v.all_p99,
-			(unsigned long)v.all_max);
+		r.n = 0;
+		rto_row_str(&r, "name", v.name);
+		counts_row(&r, &v.total);
+		rto_row_u64(&r, "p50_ns", v.all_p50);
+		rto_row_u64(&r, "p99_ns", v.all_p99);
+		rto_row_u64(&r, "max_ns", v.all_max);
+		rto_json_row(&j, NULL, &r);
 	}
-	fprintf(o, "],\"threads\":[");
+	rto_json_end(&j);
+	rto_json_arr(&j, "threads", 0);
 	for (unsigned i = 0; i < l->nthreads && i < RTO_LIVE_THREADS; i++) {
 		const struct rto_live_thread *t = &l->threads[i];
 		char name[18];
 		snprintf(name, sizeof(name), "%s", t->name);
-		fprintf(o, "%s{\"thread\":", i ? "," : "");
-		json_str(o, name);
-		fprintf(o, ",\"tid\":%d,\"exited\":%d,\"marked_ns\":%lu,", (int)t->tid, t->exited,
-			(unsigned long)t->marked_ns);
-		json_counts(o, &t->c);
-		fprintf(o, ",\"minor_faults\":%lu,\"major_faults\":%lu}", (unsigned long)t->minor,
-			(unsigned long)t->major);
+		r.n = 0;
+		rto_row_str(&r, "thread", name);
+		rto_row_i64(&r, "tid", t->tid);
+		rto_row_i64(&r, "exited", t->exited);
+		rto_row_u64(&r, "marked_ns", t->marked_ns);
+		counts_row(&r, &t->c);
+		rto_row_u64(&r, "minor_faults", t->minor);
+		rto_row_u64(&r, "major_faults", t->major);
+		rto_json_row(&j, NULL, &r);
 	}
-	fprintf(o,
-		"],\"other_threads\":%lu,\"async\":{\"queued\":%lu,\"ring_full\":%lu,"
-		"\"ring_used_bytes\":%lu,\"ring_bytes\":%lu,\"rings\":%u},",
-		(unsigned long)l->other_threads, (unsigned long)l->async_queued,
-		(unsigned long)l->async_full, (unsigned long)l->ring_used,
-		(unsigned long)l->ring_cap, (unsigned)l->rings);
-	fprintf(o,
-		"\"stalls\":{\"calls\":%lu,\"unclaimed\":%lu,\"running\":%lu,\"taken_back\":%lu,"
-		"\"workers_added\":%lu,\"input\":%lu,\"now\":[",
-		(unsigned long)l->stalls, (unsigned long)l->stalls_unclaimed,
-		(unsigned long)l->stalls_running, (unsigned long)l->stalls_taken_back,
-		(unsigned long)l->workers_grown, (unsigned long)l->input_waits);
+	rto_json_end(&j);
+	rto_json_u64(&j, "other_threads", l->other_threads);
+	r.n = 0;
+	rto_row_u64(&r, "queued", l->async_queued);
+	rto_row_u64(&r, "ring_full", l->async_full);
+	rto_row_u64(&r, "ring_used_bytes", l->ring_used);
+	rto_row_u64(&r, "ring_bytes", l->ring_cap);
+	rto_row_u64(&r, "rings", l->rings);
+	rto_json_row(&j, "async", &r);
+	r.n = 0;
+	rto_row_u64(&r, "calls", l->stalls);
+	rto_row_u64(&r, "unclaimed", l->stalls_unclaimed);
+	rto_row_u64(&r, "running", l->stalls_running);
+	rto_row_u64(&r, "taken_back", l->stalls_taken_back);
+	rto_row_u64(&r, "workers_added", l->workers_grown);
+	rto_row_u64(&r, "input", l->input_waits);
+	rto_json_obj(&j, "stalls");
+	rto_json_cells(&j, &r);
+	rto_json_arr(&j, "now", 0);
 	for (unsigned i = 0; i < l->nstalled && i < sizeof(l->stalled) / sizeof(l->stalled[0]);
 	     i++) {
 		char fn[33];
 		snprintf(fn, sizeof(fn), "%s", l->stalled[i].fn);
-		fprintf(o, "%s{\"fn\":", i ? "," : "");
-		json_str(o, fn);
-		fprintf(o, ",\"tid\":%d,\"helper\":%d,\"ns\":%lu,\"input\":%d}",
-			(int)l->stalled[i].tid, (int)l->stalled[i].helper,
-			(unsigned long)l->stalled[i].ns, (int)l->stalled[i].input);
+		r.n = 0;
+		rto_row_str(&r, "fn", fn);
+		rto_row_i64(&r, "tid", l->stalled[i].tid);
+		rto_row_i64(&r, "helper", l->stalled[i].helper);
+		rto_row_u64(&r, "ns", l->stalled[i].ns);
+		rto_row_i64(&r, "input", l->stalled[i].input);
+		rto_json_row(&j, NULL, &r);
 	}
-	fprintf(o, "]}}\n");
+	rto_json_close(&j);
 }
 
 /* A pid: digits only, and a live process or not, the segment decides. */

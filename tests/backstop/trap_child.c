@@ -17,23 +17,17 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
 #include "rtoffload.h"
 
 /* A system call from this program's text, behind every wrapper's back: -errno on failure. */
-static long asm_syscall2(long nr, long a0, long a1)
-{
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a0), "S"(a1)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(trap_syscall6) ".popsection\n");
+long trap_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 
 static __attribute__((noinline)) long raw_getcwd_site(void)
 {
 	char buf[PATH_MAX];
-	return asm_syscall2(SYS_getcwd, (long)buf, sizeof(buf));
+	return trap_syscall6(SYS_getcwd, (long)buf, sizeof(buf), 0, 0, 0, 0);
 }
 
 static void *marked(void *arg)
@@ -46,7 +40,7 @@ static void *marked(void *arg)
 		return NULL;
 	for (int i = 0; i < 3; i++)
 		*ok += raw_getcwd_site() > 1;
-	*ok += asm_syscall2(SYS_sysinfo, (long)&si, 0) == -RT_OFFLOAD_STRICT_ERRNO;
+	*ok += trap_syscall6(SYS_sysinfo, (long)&si, 0, 0, 0, 0, 0) == -RT_OFFLOAD_STRICT_ERRNO;
 	rt_offload_get_stats(&st);
 	rt_offload_unmark_thread();
 	printf("ok=%ld trapped=%lu\n", *ok, (unsigned long)st.trapped);

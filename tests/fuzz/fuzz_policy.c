@@ -26,7 +26,6 @@
 
 #include "policy.c" /* its static parser, apply_file() */
 
-struct rto_options rto_opt; /* not read by apply_file(); rto_policy_load() needs it linked */
 int rto_fault_watch;
 int rto_async_paths; /* read by rto_policy_has_async(), not by the parser */
 
