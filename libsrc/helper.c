@@ -451,9 +451,11 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	/* Wake at the idle priority, even if the poll before dropped to SCHED_OTHER. */
 	if (rto_opt.helper_prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
-	if (idle_queued && idle_queued()) { /* async.c's lines first: no nap, no lesson */
+	if (idle_queued && idle_queued()) { /* async.c's lines first, then the nap as planned */
 		idle_drain();
-		return has_work(q);
+		now = rto_now_ns();
+		if (now >= until)
+			return has_work(q);
 	}
 	rto_predict_sleeps(&q->predict, now);
 	uatomic_add_return(&q->sleepers, 1);
