@@ -311,7 +311,14 @@ static int drain_until(uint64_t upto, int must)
 	return ret;
 }
 
-static int32_t stalled; /* a helper's drain gave up on a taken lock */
+static int32_t stalled;	       /* a helper's drain gave up on a taken lock */
+static uint64_t stalled_since; /* its rto_now_ns(), for queued() */
+
+static void stall(void)
+{
+	CMM_STORE_SHARED(stalled_since, rto_now_ns());
+	uatomic_set(&stalled, 1);
+}
 
 static void run_drain(void *arg);
 RTO_FN_FULL(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain, RTO_F_INTERNAL);
@@ -331,20 +338,25 @@ static void run_drain(void *arg)
 	else if (r)
 		uatomic_set(&r->armed, 0); /* before draining: later entries re-arm */
 	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) != DRAINED)
-		uatomic_set(&stalled, 1);
+		stall();
 	errno = saved;
 }
 
 /*
  * helper.c's hooks for an awake worker (rto_helpers_on_queued): lines
- * wait, and no drain gave up on a lock (those wait for a kick or
- * rto_async_retry).  A worker asks after its awake-- when it means to
- * sleep, which pairs with arm()'s look at awake after the number taken.
+ * wait, and no drain gave up on them lately (those wait for a kick, for
+ * rto_async_retry, or for RTO_ASYNC_RETRY_NS to pass).  A worker asks after its awake-- when it
+ * means to sleep, which pairs with arm()'s look at awake after the number taken.
  */
 static int queued(void)
 {
-	return CMM_LOAD_SHARED(async_used) && !CMM_LOAD_SHARED(stalled) &&
-	       uatomic_read(&written_seq) < uatomic_read(&next_seq);
+	if (!CMM_LOAD_SHARED(async_used))
+		return 0;
+	/* Stalled: again after RTO_ASYNC_RETRY_NS, for a worker that polls and never sleeps. */
+	if (RTO_UNLIKELY(CMM_LOAD_SHARED(stalled)) &&
+	    rto_now_ns() - CMM_LOAD_SHARED(stalled_since) < RTO_ASYNC_RETRY_NS)
+		return 0;
+	return uatomic_read(&written_seq) < uatomic_read(&next_seq);
 }
 
 /*
@@ -380,13 +392,29 @@ static long look(void)
 	return queued() ? 1 : 0; /* a line came meanwhile: wake at once and write it */
 }
 
-/* A drain that finds the drain lock taken leaves the lines to the thread that holds it. */
+/*
+ * At most RTO_ASYNC_BATCH lines a call, so that a caller's request waits
+ * for no more than that (helper.c drains again until none waits).  A
+ * drain that writes nothing (a stream's lock taken, the drain lock held
+ * by a flushing thread, a number taken by a thread preempted before it
+ * published its line) is stalled: queued() then says no, so that no
+ * worker spins on it, and idle workers retry every RTO_ASYNC_RETRY_NS
+ * (rto_async_retry), as a put that finds every worker asleep does.
+ */
+#define RTO_ASYNC_BATCH 64
+
 static void idle_drain(void)
 {
 	int saved = errno;
+	uint64_t from = uatomic_read(&written_seq), taken = uatomic_read(&next_seq);
+	uint64_t upto = taken - from > RTO_ASYNC_BATCH ? from + RTO_ASYNC_BATCH : taken;
 
-	if (drain_until(uatomic_read(&next_seq), 0) == DRAIN_BUSY)
-		uatomic_set(&stalled, 1);
+	int ret = drain_until(upto, 0);
+
+	if (ret == DRAIN_BUSY || (from < taken && uatomic_read(&written_seq) == from))
+		stall();
+	else if (RTO_UNLIKELY(CMM_LOAD_SHARED(stalled)))
+		uatomic_set(&stalled, 0); /* it moves again */
 	errno = saved;
 }
 

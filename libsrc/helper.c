@@ -545,10 +545,10 @@ static void sleep_looking(struct rto_queue *q, uint32_t seq, long look)
 {
 	do {
 		rto_futex_wait_ns(&q->wake_seq, seq, look);
+		while (idle_queued() && CMM_LOAD_SHARED(q->wake_seq) == seq && !has_work(q))
+			idle_drain(); /* ends: each batch writes lines, or stalls (async.c) */
 		if (CMM_LOAD_SHARED(q->wake_seq) != seq || has_work(q) || rto_lifetime_watch_due())
 			return;
-		if (idle_queued())
-			idle_drain();
 	} while ((look = idle_look()) != 0);
 }
 
