@@ -48,8 +48,8 @@
  * stream lock (stdio_lock.c) queues the drain again, and so do flush
  * points, exit, an async write that finds every worker asleep, and an
  * idle helper every RTO_ASYNC_RETRY_NS (an unmarked thread's release
- * passes through none of these).  A marked thread whose flush makes no progress that way (it
- * holds the lock itself) writes the queue itself.
+ * passes through none of these).  A marked thread whose flush makes no
+ * progress that way (it holds the lock itself) writes the queue itself.
  *
  * A drain notice (every worker asleep) is queued again only once the
  * helper that ran it last has finished with it (its state DONE, after
@@ -345,8 +345,9 @@ static void run_drain(void *arg)
 /*
  * helper.c's hooks for an awake worker (rto_helpers_on_queued): lines
  * wait, and no drain gave up on them lately (those wait for a kick, for
- * rto_async_retry, or for RTO_ASYNC_RETRY_NS to pass).  A worker asks after its awake-- when it
- * means to sleep, which pairs with arm()'s look at awake after the number taken.
+ * rto_async_retry, or for RTO_ASYNC_RETRY_NS to pass).  A worker asks
+ * after its awake-- when it means to sleep, which pairs with arm()'s look
+ * at awake after the number taken.
  */
 static int queued(void)
 {
