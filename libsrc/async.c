@@ -384,13 +384,15 @@ static long look(void)
 		look_seen = taken;
 		quiet_looks = 0;
 	}
-	if (quiet_looks++ < RTO_ASYNC_QUIET_LOOKS) {
+	if (quiet_looks < RTO_ASYNC_QUIET_LOOKS) {
+		quiet_looks++;
 		if (!CMM_LOAD_SHARED(ticking))
 			uatomic_xchg(&ticking, 1);
 		return RTO_ASYNC_LOOK_NS;
 	}
-	uatomic_xchg(&ticking, 0);
-	return queued() ? 1 : 0; /* a line came meanwhile: wake at once and write it */
+	if (CMM_LOAD_SHARED(ticking))
+		uatomic_xchg(&ticking, 0); /* once: the line every put with no worker awake reads */
+	return queued() ? 1 : 0;	   /* a line came meanwhile: wake at once and write it */
 }
 
 /*
