@@ -30,26 +30,34 @@
  * detected), or by _exit().
  *
  * Ring, producer side (the caller's realtime path): single producer, no
- * lock, no syscall except FUTEX_WAKE to start a sleeping helper; the
- * sequence number is one uatomic_add_return.
+ * lock, no system call; the sequence number is one uatomic_add_return.
+ * Nobody is asked to drain while a worker is awake: the polling worker
+ * writes what the rings hold once per polling round, a worker about to
+ * sleep first writes what waits (helper.c, rto_helpers_on_queued), and
+ * worker 0 sleeps at most RTO_ASYNC_LOOK_NS while lines come (look()).
+ * Only when every worker sleeps untimed, or the ring is a quarter full
+ * with every worker asleep, does a put queue a drain notice and wake one
+ * (FUTEX_WAKE).  So a line moves to the helpers' CPU with the lines
+ * queued after it, not one request and a few shared lines per line
+ * (issue 30: an async fprintf within ~150 ns of a buffered one).
  *
  * A helper never waits for a lock that a marked thread may hold while it
  * waits for a helper (a stream's, taken by stdio_lock.c for its call, or
  * the drain lock of a flushing thread): a drain that finds one taken
  * returns and leaves a note (stalled); the marked thread that releases a
- * stream lock (stdio_lock.c) queues the drain again, and so does every
- * later async write, flush point and exit, and an idle helper every
- * RTO_ASYNC_RETRY_NS (an unmarked thread's release passes through none of
- * these).  A marked thread whose flush makes no progress that way (it
- * holds the lock itself) writes the queue itself.
+ * stream lock (stdio_lock.c) queues the drain again, and so do flush
+ * points, exit, an async write that finds every worker asleep, and an
+ * idle helper every RTO_ASYNC_RETRY_NS (an unmarked thread's release
+ * passes through none of these).  A marked thread whose flush makes no
+ * progress that way (it holds the lock itself) writes the queue itself.
  *
- * A drain notice is queued again only once the helper that ran it last has
- * finished with it (its state DONE, after which a helper never touches a
- * request).  Each ring has two, so that a producer that arms its ring
- * while a helper still finishes the last drain (writing the lines, or a
- * queued fflush's write) queues the other one instead of waiting; only
- * when both are still running (two helpers at once) does it wait for one,
- * as a caller waits for its own request.
+ * A drain notice (every worker asleep) is queued again only once the
+ * helper that ran it last has finished with it (its state DONE, after
+ * which a helper never touches a request).  Each ring has two, so that a
+ * producer that arms its ring while a helper still finishes the last
+ * drain (writing the lines, or a queued fflush's write) queues the other
+ * one instead of waiting; only when both are still running (two helpers
+ * at once) does it wait for one, as a caller waits for its own request.
  */
 #include "async_opts.h"
 #include "rto_fast.h"
@@ -218,7 +226,7 @@ static int write_next(uint64_t seq, FILE **f)
 	return 0;
 }
 
-enum { DRAINED, DRAIN_BUSY };
+enum { DRAINED, DRAIN_BUSY, DRAIN_LOCKED };
 
 /*
  * The streams drains wrote to, flushed by abort(): what a drain wrote is
@@ -297,13 +305,20 @@ static int drain_until(uint64_t upto, int must)
 	if (must)
 		rto_mutex_lock(&drain_lock);
 	else if (rto_mutex_trylock(&drain_lock) != 0)
-		return DRAIN_BUSY;
+		return DRAIN_LOCKED; /* another drains meanwhile */
 	int ret = drain_locked(upto, must);
 	rto_mutex_unlock(&drain_lock);
 	return ret;
 }
 
-static int32_t stalled; /* a helper's drain gave up on a taken lock */
+static int32_t stalled;	       /* a helper's drain gave up on a taken lock */
+static uint64_t stalled_since; /* its rto_now_ns(), for queued() */
+
+static void stall(void)
+{
+	CMM_STORE_SHARED(stalled_since, rto_now_ns());
+	uatomic_set(&stalled, 1);
+}
 
 static void run_drain(void *arg);
 RTO_FN_FULL(async_drain, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_drain, RTO_F_INTERNAL);
@@ -322,8 +337,87 @@ static void run_drain(void *arg)
 		uatomic_set(&kick_armed, 0);
 	else if (r)
 		uatomic_set(&r->armed, 0); /* before draining: later entries re-arm */
-	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) == DRAIN_BUSY)
-		uatomic_set(&stalled, 1);
+	if (drain_until(CMM_LOAD_SHARED(next_seq), 0) != DRAINED)
+		stall();
+	errno = saved;
+}
+
+/*
+ * helper.c's hooks for an awake worker (rto_helpers_on_queued): lines
+ * wait, and no drain gave up on them lately (those wait for a kick, for
+ * rto_async_retry, or for RTO_ASYNC_RETRY_NS to pass).  A worker asks
+ * after its awake-- when it means to sleep, which pairs with arm()'s look
+ * at awake after the number taken.
+ */
+static int queued(void)
+{
+	if (!CMM_LOAD_SHARED(async_used))
+		return 0;
+	/* Stalled: again after RTO_ASYNC_RETRY_NS, for a worker that polls and never sleeps. */
+	if (RTO_UNLIKELY(CMM_LOAD_SHARED(stalled)) &&
+	    rto_now_ns() - CMM_LOAD_SHARED(stalled_since) < RTO_ASYNC_RETRY_NS)
+		return 0;
+	return uatomic_read(&written_seq) < uatomic_read(&next_seq);
+}
+
+/*
+ * Worker 0, about to sleep (helper.c's idle_look): while lines come, it
+ * sleeps at most RTO_ASYNC_LOOK_NS and writes them when it wakes, and
+ * `ticking` tells the threads that queue them that it will: they need no
+ * FUTEX_WAKE (arm()).  After RTO_ASYNC_QUIET_LOOKS looks with no new line
+ * it stops: ticking cleared (a full barrier), then a last look at the
+ * numbers taken, which pairs with arm()'s load of ticking after its own.
+ */
+#define RTO_ASYNC_LOOK_NS     (1000L * 1000)
+#define RTO_ASYNC_QUIET_LOOKS 100
+static int32_t ticking __attribute__((aligned(64))); /* read by every put with no worker awake */
+static uint64_t look_seen;			     /* worker 0's only */
+static int quiet_looks;
+
+static long look(void)
+{
+	uint64_t taken = uatomic_read(&next_seq);
+
+	if (!CMM_LOAD_SHARED(async_used))
+		return 0;
+	if (taken != look_seen) {
+		look_seen = taken;
+		quiet_looks = 0;
+	}
+	if (quiet_looks < RTO_ASYNC_QUIET_LOOKS) {
+		quiet_looks++;
+		if (!CMM_LOAD_SHARED(ticking))
+			uatomic_xchg(&ticking, 1);
+		return RTO_ASYNC_LOOK_NS;
+	}
+	if (CMM_LOAD_SHARED(ticking))
+		uatomic_xchg(&ticking, 0); /* once: the line every put with no worker awake reads */
+	return queued() ? 1 : 0;	   /* a line came meanwhile: wake at once and write it */
+}
+
+/*
+ * At most RTO_ASYNC_BATCH lines a call, so that a caller's request waits
+ * for no more than that (helper.c drains again until none waits).  A
+ * drain that writes nothing (a stream's lock taken, the drain lock held
+ * by a flushing thread, a number taken by a thread preempted before it
+ * published its line) is stalled: queued() then says no, so that no
+ * worker spins on it, and idle workers retry every RTO_ASYNC_RETRY_NS
+ * (rto_async_retry), as a put that finds every worker asleep does.
+ */
+#define RTO_ASYNC_BATCH 64
+
+static void idle_drain(void)
+{
+	int saved = errno;
+	uint64_t from = uatomic_read(&written_seq), taken = uatomic_read(&next_seq);
+	uint64_t upto = taken - from > RTO_ASYNC_BATCH ? from + RTO_ASYNC_BATCH : taken;
+
+	int ret = drain_until(upto, 0);
+
+	if (ret == DRAIN_BUSY || (from < taken && uatomic_read(&written_seq) == from))
+		stall();
+	else if (RTO_UNLIKELY(CMM_LOAD_SHARED(stalled)))
+		uatomic_set(&stalled, 0); /* it moves again */
 	errno = saved;
 }
 
@@ -455,9 +549,33 @@ void rto_async_thread_marked(void)
 	my_ring = &rings[i];
 }
 
-/* Queue a drain of this ring unless one is queued already; do not wait for it. */
+/* More than a quarter of r in use?  The tail is read again only when it looks so. */
+static int crowded(struct ring *r)
+{
+	if (r->head - r->tail_seen <= r->cap / 4)
+		return 0;
+	r->tail_seen = CMM_LOAD_SHARED(r->tail);
+	return r->head - r->tail_seen > r->cap / 4;
+}
+
+/*
+ * Queue a drain of this ring unless a worker is awake or a drain is
+ * queued already; do not wait for it.  An awake worker looks at the
+ * rings once per polling round and before it sleeps (helper.c), so a
+ * line costs no request and no line of the queue's: only the NEED_WAKEUP
+ * test of a caller (transport.c), a load of a line that changes when a
+ * worker falls asleep or wakes.  The entry's number was taken with a full
+ * barrier, and a worker about to sleep does awake-- (a full barrier) then
+ * compares the numbers taken with those written: either it sees this
+ * line or we see it asleep.
+ */
 static void arm(struct ring *r)
 {
+	if (RTO_LIKELY(CMM_LOAD_SHARED(rto_q->awake) > 0))
+		return;
+	/* Worker 0 wakes within RTO_ASYNC_LOOK_NS (look()): unless the ring fills up. */
+	if (CMM_LOAD_SHARED(ticking) && !crowded(r))
+		return;
 	/* Armed already (a drain is queued, not started): a load, no exclusive line. */
 	if (CMM_LOAD_SHARED(r->armed) || uatomic_xchg(&r->armed, 1))
 		return;
@@ -508,6 +626,26 @@ static struct entry *entry_at(struct ring *r, uint64_t skip)
 	return (struct entry *)(r->buf + ((r->head + skip) & (r->cap - 1)));
 }
 
+/*
+ * Ask for the lines the next entry will take, for writing: the drain read
+ * them a lap ago, and a store to a line another CPU holds waits for it to
+ * let go, which the next entry's number (a locked instruction) would wait
+ * for in turn.  Asked now, the transfer happens while the program runs.
+ */
+static inline void prefetch_next(const struct ring *r)
+{
+	const char *next = r->buf + (r->head & (r->cap - 1));
+
+	for (int k = 0; k < 2; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+		/* prefetchw: a no-op on the few x86 CPUs that lack it (0f 0d decodes as a NOP). */
+		__asm__ volatile("prefetchw %0" : : "m"(next[k * RTO_CACHELINE]));
+#else
+		__builtin_prefetch(next + k * RTO_CACHELINE, 1, 3);
+#endif
+	}
+}
+
 /* The entry's bytes are in place: number it, publish it, have it drained. */
 static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t skip, uint32_t len,
 		    int fd, FILE *f)
@@ -516,6 +654,7 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
 	CMM_STORE_SHARED(r->head, r->head + skip + entry_size(len));
+	prefetch_next(r);
 	rto_stats_async(fn);	  /* and one more queued */
 	rto_trace_async(fn, len); /* trace.c */
 	arm(r);
@@ -693,6 +832,9 @@ static void child_after_fork(void)
 	}
 	written_seq = next_seq;
 	stalled = 0;
+	ticking = 0; /* no helper here looks */
+	look_seen = next_seq;
+	quiet_looks = 0;
 	kick_armed = 0;
 	kick_notice.state = RTO_REQ_DONE;
 }
@@ -705,5 +847,6 @@ void rto_async_init(void)
 	rto_stream_on_unlock(rto_async_kick);
 	rto_callsite_on_abort(rto_async_abort);
 	rto_helpers_on_idle(rto_async_stalled, rto_async_retry);
+	rto_helpers_on_queued(queued, idle_drain, look);
 	pthread_atfork(NULL, NULL, child_after_fork);
 }

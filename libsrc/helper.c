@@ -399,6 +399,21 @@ static int idle_priority(struct rto_queue *q)
 }
 
 /*
+ * async.c's rings (rto_helpers_on_queued): registered once, in the
+ * constructor before any helper starts, as rto_helpers_on_idle's.
+ */
+static int (*idle_queued)(void);
+static void (*idle_drain)(void);
+static long (*idle_look)(void);
+
+void rto_helpers_on_queued(int (*queued)(void), void (*drain)(void), long (*look)(void))
+{
+	idle_drain = drain;
+	idle_look = look;
+	idle_queued = queued;
+}
+
+/*
  * Poll until deadline.  Poll head.next (an enqueue into an empty queue
  * ends by storing it), the workers' own pending list and the marked
  * threads' slots (transport.c); the check before
@@ -424,6 +439,13 @@ static int poll_until(struct rto_queue *q, uint64_t deadline, const uint64_t *wa
 				return has_work(q);
 			caa_cpu_relax();
 		}
+		/*
+		 * async.c's lines, once a round: a few microseconds apart, so a
+		 * logging thread's line moves to this CPU with the lines queued
+		 * after it, not one line at a time.
+		 */
+		if (idle_queued && idle_queued())
+			idle_drain();
 		now = rto_now_ns();
 		if (opt.prio_mode != RTO_PRIO_NONE) {
 			/* Again each round: a worker that entered a call since runs below us. */
@@ -459,11 +481,19 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	/* Wake at the idle priority, even if the poll before dropped to SCHED_OTHER. */
 	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
+	if (idle_queued && idle_queued()) { /* async.c's lines first, then the nap as planned */
+		idle_drain();
+		now = rto_now_ns();
+		if (now >= until)
+			return has_work(q);
+	}
 	rto_predict_sleeps(&q->predict, now);
 	rto_trace_nap_begin(until); /* trace.c (trace=lttng) */
 	uatomic_add_return(&q->sleepers, 1);
 	uatomic_add_return(&q->awake, -1);
-	if (!has_work(q)) {
+	/* After awake--: a line queued before it is seen here (async.c's arm()). */
+	int queued = idle_queued && idle_queued();
+	if (!has_work(q) && !queued) {
 		rto_futex_wait_ns(&q->wake_seq, seq, (long)(until - now));
 		timed_out = CMM_LOAD_SHARED(q->wake_seq) == seq;
 	}
@@ -471,6 +501,8 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	uatomic_add_return(&q->sleepers, -1);
 	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out);
 	rto_trace_nap(now, timed_out); /* trace.c */
+	if (queued)
+		idle_drain();
 	return has_work(q);
 }
 
@@ -537,6 +569,24 @@ void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void))
 }
 
 /*
+ * Worker 0's sleep while a marked thread queues async lines (idle_look):
+ * it wakes every look ns and writes what was queued, counted asleep all
+ * along, so that the thread never pays a FUTEX_WAKE for a line.  Back to
+ * idle() when woken, for a request, for the lifetime watch, or once the
+ * lines stop.
+ */
+static void sleep_looking(struct rto_queue *q, uint32_t seq, long look)
+{
+	do {
+		rto_futex_wait_ns(&q->wake_seq, seq, look);
+		while (idle_queued() && CMM_LOAD_SHARED(q->wake_seq) == seq && !has_work(q))
+			idle_drain(); /* ends: each batch writes lines, or stalls (async.c) */
+		if (CMM_LOAD_SHARED(q->wake_seq) != seq || has_work(q) || rto_lifetime_watch_due())
+			return;
+	} while ((look = idle_look()) != 0);
+}
+
+/*
  * 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more).
  * caller_here: the last call's caller waits on this worker's CPU (RTO_RQ_HERE);
  * a poll would keep it off the CPU it needs to take its result, so sleep at once.
@@ -561,9 +611,15 @@ static int idle(struct rto_queue *q, int caller_here)
 	uatomic_add_return(&q->sleepers, 1); /* before awake--: see transport.c */
 	uatomic_add_return(&q->awake, -1);
 	int retry = idle_stalled && idle_stalled();
-	if (!has_work(q)) {
+	/* After awake--: a line queued before it is seen here (async.c's arm()). */
+	int queued = idle_queued && idle_queued();
+	/* Worker 0 looks at the async rings every look ns while lines come (async.c). */
+	long look = !queued && rto_helper_watches && idle_look ? idle_look() : 0;
+	if (!has_work(q) && !queued) {
 		if (retry) /* async.c: a drain waits for a lock; look again soon */
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_ASYNC_RETRY_NS);
+		else if (look)
+			sleep_looking(q, seq, look);
 		else if (rto_helper_watches)
 			rto_futex_wait_ns(&q->wake_seq, seq, RTO_LIFETIME_WATCH_NS);
 		else if (rto_helper_index >= opt.workers)
@@ -577,7 +633,8 @@ static int idle(struct rto_queue *q, int caller_here)
 	 * barrier) then the last look at the queue, as before a sleep, so a
 	 * caller either sees it gone or it sees the caller's request.
 	 */
-	if (rto_helper_index >= opt.workers && !retry && CMM_LOAD_SHARED(q->wake_seq) == seq) {
+	if (rto_helper_index >= opt.workers && !retry && !queued &&
+	    CMM_LOAD_SHARED(q->wake_seq) == seq) {
 		uatomic_add_return(&q->sleepers, -1);
 		if (!has_work(q))
 			return 1;
@@ -590,6 +647,8 @@ static int idle(struct rto_queue *q, int caller_here)
 			set_priority(0); /* a look at /proc, not at a realtime caller's priority */
 		rto_lifetime_watch();
 	}
+	if (queued && !has_work(q))
+		idle_drain();
 	if (retry && !has_work(q)) { /* requests first; a background drain at no priority */
 		if (opt.prio_mode == RTO_PRIO_INHERIT)
 			set_priority(0);

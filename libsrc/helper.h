@@ -21,6 +21,16 @@ RTO_HIDDEN int rto_helpers_start(void);
 RTO_HIDDEN void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers));
 /* Idle workers ask stalled() and run retry() (async.c, at load, before helpers start). */
 RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
+/*
+ * The async rings (async.c, at load): queued() says lines wait, drain()
+ * writes them.  The polling worker drains once per polling round, and a
+ * worker about to sleep or nap drains instead when lines wait: a marked
+ * thread queues no drain while a worker is awake (async.c's arm()).
+ * look(), asked by worker 0 before it sleeps: sleep at most that many ns
+ * (0: no limit), so that lines queued while every worker sleeps need no
+ * FUTEX_WAKE from the thread that queues them.
+ */
+RTO_HIDDEN void rto_helpers_on_queued(int (*queued)(void), void (*drain)(void), long (*look)(void));
 /* helper_priority=inherit: idle workers wait at the highest marked priority. */
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 /* stall.c's watchdog: every worker is stuck in a call; start one more (0), up to workers_max. */

@@ -14,7 +14,11 @@
  *     queues every fprintf and every fflush;
  *   - a seccomp filter on the logging thread (installed raw, unseen by the
  *     library) traps every system call not made from one instruction of
- *     this file; its handler counts them per fflush and makes them there.
+ *     this file; its handler counts them per fflush and makes them there;
+ *   - the file itself, watched from an unmarked thread with stat (no flush
+ *     point): the helpers write the lines, and the queued fflush, on their
+ *     own, with no request and no wake-up from the logging thread, even
+ *     after pauses long enough for every helper to fall asleep.
  */
 #include "harness.h"
 
@@ -32,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -176,7 +182,7 @@ static int sanitizer_own(long nr)
 #endif
 }
 
-static _Atomic long seen_wait, seen_other, other_nr;
+static _Atomic long seen_wait, seen_wake, seen_other, other_nr;
 
 static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 {
@@ -187,6 +193,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *vctx)
 	if (nr == SYS_futex) {
 		if ((g[REG_RSI] & FUTEX_CMD_MASK) != FUTEX_WAKE)
 			atomic_fetch_add(&seen_wait, 1); /* the caller waited */
+		else
+			atomic_fetch_add(&seen_wake, 1); /* the caller woke a helper */
 	} else if (!sanitizer_own(nr)) {
 		atomic_fetch_add(&seen_other, 1);
 		atomic_store(&other_nr, nr);
@@ -273,5 +281,93 @@ Test(async_log, fflush_makes_no_system_call_and_no_line_is_lost, .timeout = TEST
 #endif
 	cr_expect_eq(fclose(w.f), 0);
 	check_lines(path, w.lines);
+	tmp_remove(dir);
+}
+
+/* ---- the helpers write on their own ------------------------------------------------ */
+
+/*
+ * A logger that pauses 2 ms every 100 lines, long enough for the only
+ * helper to stop polling (helper_idle_us, 200 us) and fall asleep: its
+ * fprintf and fflush calls, witnessed, make no system call at all, not
+ * even a FUTEX_WAKE.  The helper must still write every line: the test
+ * never flushes, it waits for the file to hold them.
+ */
+struct quiet {
+	FILE *f;
+	long lines;
+	int installed, fflush_fails;
+	long calls_waking, calls_other, last_nr;
+	uint64_t offloaded;
+};
+
+static void quiet_loop(void *arg)
+{
+	struct quiet *w = arg;
+	struct rt_offload_stats a, b;
+	const struct timespec pause = {0, 2 * 1000 * 1000};
+
+	w->installed = install_witness() == 0;
+	if (!w->installed)
+		return;
+	rt_offload_get_stats(&a);
+	for (long i = 0; i < w->lines; i++) {
+		long k0 = atomic_load(&seen_wake), o0 = atomic_load(&seen_other);
+		fprintf(w->f, "%ld\n", i);
+		if (i % 10 == 9 || i == w->lines - 1)
+			w->fflush_fails += fflush(w->f) != 0;
+		w->calls_waking += atomic_load(&seen_wake) != k0;
+		w->calls_other += atomic_load(&seen_other) != o0;
+		if (i % 100 == 99)
+			nanosleep(&pause, NULL); /* its system calls are not the loop's */
+	}
+	rt_offload_get_stats(&b);
+	w->offloaded = b.offloaded - a.offloaded;
+	w->last_nr = atomic_load(&other_nr);
+}
+
+static long digits_bytes(long n) /* the bytes of "0\n" to "n-1\n" */
+{
+	long bytes = 0;
+
+	for (long i = 0; i < n; i++)
+		bytes += snprintf(NULL, 0, "%ld\n", i);
+	return bytes;
+}
+
+Test(async_log, helpers_write_the_lines_on_their_own_and_are_never_woken, .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	static struct quiet w;
+	struct stat st = {0};
+
+	tmp_make(dir);
+	path_join(path, dir, "log");
+	w.f = fopen(path, "w");
+	cr_assert_not_null(w.f);
+	w.lines = 3000;
+	start_helpers();
+	run_marked(quiet_loop, &w);
+	cr_assert(w.installed, "no witness: %s", strerror(errno));
+	long want = digits_bytes(w.lines);
+	/* stat() is no flush point: the bytes are there when a helper wrote them. */
+	for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size < want); i++) {
+		const struct timespec ms = {0, 10 * 1000 * 1000};
+		nanosleep(&ms, NULL);
+	}
+	cr_expect_eq(st.st_size, want, "the helpers wrote %lld of %ld bytes on their own",
+		     (long long)st.st_size, want);
+	check_lines(path, w.lines); /* before fclose, which would write what is left */
+	cr_expect_eq(w.fflush_fails, 0);
+	cr_expect_eq(w.offloaded, 0, "%llu calls of the loop offloaded",
+		     (unsigned long long)w.offloaded);
+	cr_expect_eq(w.calls_other, 0,
+		     "%ld fprintf/fflush calls made a system call (the last: %ld)", w.calls_other,
+		     w.last_nr);
+#ifndef __SANITIZE_THREAD__ /* its runtime's own locks use futexes, in its interceptors */
+	cr_expect_eq(w.calls_waking, 0, "%ld fprintf/fflush calls woke a helper (FUTEX_WAKE)",
+		     w.calls_waking);
+#endif
+	cr_expect_eq(fclose(w.f), 0);
 	tmp_remove(dir);
 }
