@@ -13,6 +13,8 @@
 #include "fn.h"
 #include "fdclass.h"
 #include "async_path.h"
+#include "decide.h"
+#include "self.h"
 
 struct rto_fn;
 
@@ -40,12 +42,25 @@ RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
 RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
-/* Does this write (to fd, or to stream f) go through the async ring? */
+/*
+ * Does this write (to fd, or to stream f) go through the async ring?  The
+ * decision's queue question (decide.h); async.c's admit() checks only what
+ * the ring says (a deferred error, no ring).
+ */
 static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
 {
-	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC))
-		return 1;
-	return RTO_UNLIKELY(rto_async_paths) && rto_fd_async_path(f ? rto_fd_of_file(f) : fd);
+	struct rto_decide_in in = {
+		.handling = fn->handling,
+		.flags = fn->flags,
+		.queue = 1,
+		.async_paths = rto_async_paths != 0,
+	};
+	int v;
+
+	rto_decide_self(&in);
+	while ((v = rto_decide(&in)) == RTO_NEED_ASYNC_PATH)
+		in.fd_async = rto_fd_async_path(f ? rto_fd_of_file(f) : fd) ? RTO_YES : RTO_NO;
+	return v == RTO_RUN_ASYNC;
 }
 
 #endif /* RTO_ASYNC_H */

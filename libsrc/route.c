@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What happens to a marked thread's wrapped call: run it here (the call's
- * handling says it is realtime-safe), refuse it (strict), or offload it.
+ * What happens to a marked thread's wrapped call, as rto_decide() (decide.h)
+ * says: run it here, refuse it (strict), or offload it; this file learns
+ * the facts the decision asks for and carries it out.
  * This is the caller's realtime path: no malloc, no lock, no syscall.
  */
 #include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"
+#include "decide.h"
 #include "callsite.h"
 #include "route.h"
 #include "fdclass.h"
@@ -142,16 +144,6 @@ static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_ow
 	errno = req.err;
 }
 
-/* The library's own request (async drain, descriptor class): always a helper's. */
-static int internal(struct rto_fn *fn, void *args)
-{
-	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0)
-		run_fallback(fn, args);
-	else
-		offload(fn, args, NULL, NULL);
-	return 0;
-}
-
 /*
  * How many leading bytes of the call's path match prefix, read a byte at a
  * time and guarded (a helper is up, so its fault trampolines are): a bad
@@ -189,93 +181,87 @@ static int names_self(unsigned how)
 	return 1;
 }
 
-/* The call's handling, the thread's mode and the helpers decide. */
-static int decide(struct rto_fn *fn, void *args, FILE *stream, unsigned how)
+/*
+ * What rto_decide() needs to know at once: the row, the caller, the
+ * options, and the facts that cost one load.  The rest it asks for.
+ */
+static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *stream, unsigned how)
 {
-	if (fn->handling == RTO_LOCAL)
-		return run_here(fn, args);
-	if (fn->handling == RTO_WARN) {
-		rto_callsite_event(RTO_EVENT_WARN, fn, 0);
-		return run_here(fn, args);
-	}
-	if (fn->handling == RTO_STRICT || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
-		return refuse(fn);
-	/*
-	 * A new program or child starts with the state of the thread that
-	 * made it (affinity, scheduling, signal mask, credentials): a
-	 * helper's would be the wrong one.
-	 */
-	if ((fn->flags & RTO_F_CALLER) ||
-	    ((fn->flags & RTO_F_SPAWN) && rto_opt.children == RTO_CHILDREN_CALLER))
-		return run_here(fn, args);
-	/* Its own fs ids, filter, namespace... (context.c). */
-	if (RTO_UNLIKELY(rto_self.own_ctx))
-		return run_here(fn, args);
-	/* It would unmap or protect what a helper runs on (route.h: rto_range_arg). */
-	if (how & RTO_CALL_OWNMEM)
-		return run_here(fn, args);
-	/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
-	if (RTO_UNLIKELY(!CMM_LOAD_SHARED(rto_q->ready)) && start_helpers() != 0) {
-		run_fallback(fn, args);
-		return 0;
-	}
-	if ((how & RTO_CALL_PATH) && names_self(how))
-		return run_here(fn, args);
-	/* Holding the stream's lock (flockfile): lend it to the worker. */
-	FILE *owned = stream && rto_stream_owner_if_self(stream) ? stream : NULL;
-	if (owned && (!rto_stream_lending_ok() || (fn->flags & RTO_F_TEARDOWN)))
-		return run_here(fn, args); /* the call frees the lock we would take back */
-	offload(fn, args, stream, owned);
-	return 0;
+	*in = (struct rto_decide_in){
+		.handling = fn->handling,
+		.flags = fn->flags,
+		.how = (unsigned char)how,
+		.stream = stream != NULL,
+		.helpers = RTO_LIKELY(CMM_LOAD_SHARED(rto_q->ready)) ? RTO_HELPERS_READY
+								     : RTO_HELPERS_DOWN,
+		.children_caller = rto_opt.children == RTO_CHILDREN_CALLER,
+		/*
+		 * first_done is set only after an offloaded call returned: the
+		 * helper's initialisation (libc's own, under libc's lock)
+		 * happened before the futex wake that ended that wait, and a
+		 * thread that reads it set runs the call under that same libc
+		 * lock, which orders the rest.
+		 */
+		.first_done = (fn->flags & RTO_F_FIRST) && CMM_LOAD_SHARED(fn->first_done),
+	};
+	rto_decide_self(in);
+}
+
+static unsigned char fact(int yes)
+{
+	return yes ? RTO_YES : RTO_NO;
 }
 
 /*
- * Short with these arguments (how), or past the only slow first use of an
- * RTO_F_FIRST call: here, unless a policy made the call strict or warn.
+ * Learn what the decision asks for (the only side effects on the way to
+ * it), then carry it out.  *taken: the call's stream lock, taken here.
  */
-static int is_short(const struct rto_fn *fn, unsigned how)
+static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how, int *taken)
 {
-	if (fn->handling != RTO_OFFLOAD && fn->handling != RTO_LOCAL)
+	struct rto_decide_in in;
+	int v;
+
+	decide_in(&in, fn, stream, how);
+	/* Under a sanitizer, the callbacks given are its wrappers (one call, when given). */
+	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS))
+		in.callbacks_here = (unsigned char)rto_sanitizer_callbacks_here();
+	for (;;) {
+		v = rto_decide(&in);
+		switch (v & RTO_VERDICT_MASK) {
+		case RTO_NEED_FD:
+			in.fd_local = fact(rto_fd_runs_local(fd));
+			continue;
+		case RTO_NEED_HELPERS:
+			/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
+			in.helpers = start_helpers() == 0 ? RTO_HELPERS_READY : RTO_HELPERS_FAILED;
+			continue;
+		case RTO_NEED_PATH:
+			in.path_self = fact(names_self(how));
+			continue;
+		case RTO_NEED_STREAM:
+			/* Its lock, taken as the call would have on its own thread, to lend. */
+			*taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
+			in.stream_held = fact(rto_stream_owner_if_self(stream) != NULL);
+			in.lending_ok = fact(in.stream_held == RTO_YES && rto_stream_lending_ok());
+			continue;
+		case RTO_RUN_OFFLOAD:
+			offload(fn, args, stream, in.stream_held == RTO_YES ? stream : NULL);
+			break;
+		case RTO_RUN_REFUSE:
+			return refuse(fn);
+		case RTO_RUN_FALLBACK:
+			run_fallback(fn, args);
+			break;
+		default: /* RTO_RUN_LOCAL; RTO_RUN_ASYNC is the queue question's only */
+			if (v & RTO_WHY_WARN)
+				rto_callsite_event(RTO_EVENT_WARN, fn, 0);
+			return run_here(fn, args);
+		}
+		/* An RTO_F_FIRST call went the helpers' way: its first use is behind us. */
+		if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && fn->handling == RTO_OFFLOAD)
+			CMM_STORE_SHARED(fn->first_done, 1);
 		return 0;
-	/*
-	 * first_done is set only after an offloaded call returned: the
-	 * helper's initialisation (libc's own, under libc's lock) happened
-	 * before the futex wake that ended that wait, and a thread that reads
-	 * it set runs the call under that same libc lock, which orders the rest.
-	 */
-	return (how & RTO_CALL_SHORT) ||
-	       ((fn->flags & RTO_F_FIRST) && CMM_LOAD_SHARED(fn->first_done));
-}
-
-/* An RTO_F_FIRST call ran on a helper: its first use is behind us. */
-static void first_use_done(struct rto_fn *fn)
-{
-	if (fn->handling == RTO_OFFLOAD && !rto_self.own_ctx &&
-	    rto_thread_mode() != RT_OFFLOAD_MODE_STRICT)
-		CMM_STORE_SHARED(fn->first_done, 1);
-}
-
-static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
-{
-	if (RTO_UNLIKELY(fn->flags & RTO_F_INTERNAL))
-		return internal(fn, args);
-	/* Under a sanitizer, the callbacks given are its wrappers: they work here only. */
-	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS) &&
-	    rto_sanitizer_callbacks_here())
-		return run_here(fn, args);
-	/* Short and bounded on this descriptor: deterministic, so run it here. */
-	if (((fn->flags & RTO_F_BYFD) || (how & RTO_CALL_BYFD)) && fn->handling == RTO_OFFLOAD &&
-	    rto_fd_runs_local(fd))
-		return run_here(fn, args);
-	if (is_short(fn, how))
-		return run_here(fn, args);
-	int taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
-	int ret = decide(fn, args, stream, how); /* with a lock we took, to lend */
-	if (taken)
-		rto_stream_unlock_after_call(stream);
-	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && ret == 0)
-		first_use_done(fn);
-	return ret;
+	}
 }
 
 /* The library's code runs from here to the return: the backstop's selector allows. */
@@ -287,7 +273,10 @@ int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 		return 0;
 	}
 	unsigned char sel = rto_backstop_enter();
-	int ret = route(fn, args, fd, stream, how);
+	int taken = 0;
+	int ret = route(fn, args, fd, stream, how, &taken);
+	if (taken)
+		rto_stream_unlock_after_call(stream);
 	rto_backstop_leave(sel);
 	return ret;
 }
