@@ -57,10 +57,16 @@ static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
 	};
 	int v;
 
-	rto_decide_self(&in);
-	while ((v = rto_decide(&in)) == RTO_NEED_ASYNC_PATH)
-		in.fd_async = rto_fd_async_path(f ? rto_fd_of_file(f) : fd) ? RTO_YES : RTO_NO;
-	return v == RTO_RUN_ASYNC;
+	for (;;) {
+		v = rto_decide(&in);
+		if (v == RTO_NEED_SELF)
+			rto_decide_self(&in);
+		else if (v == RTO_NEED_ASYNC_PATH)
+			in.fd_async =
+				rto_fd_async_path(f ? rto_fd_of_file(f) : fd) ? RTO_YES : RTO_NO;
+		else
+			return v == RTO_RUN_ASYNC;
+	}
 }
 
 #endif /* RTO_ASYNC_H */

@@ -45,7 +45,8 @@ enum rto_verdict {
 	RTO_RUN_FALLBACK, /* would be offloaded; no helper runs: on the caller, counted apart */
 	/* Not a verdict yet: learn the fact, put it in the input, ask again. */
 	RTO_NEED_FD,	     /* fd_local: is the descriptor's kernel path short (fdclass.c) */
-	RTO_NEED_HELPERS,    /* start the helpers: helpers becomes READY or FAILED */
+	RTO_NEED_SELF,	     /* strict, own_ctx: the thread's state (self.h rto_decide_self) */
+	RTO_NEED_HELPERS,    /* helpers: running, or start them: READY or FAILED */
 	RTO_NEED_PATH,	     /* path_self: does the path name the thread's own /proc entry */
 	RTO_NEED_STREAM,     /* stream_held, lending_ok: take the call's lock, is it ours */
 	RTO_NEED_ASYNC_PATH, /* fd_async: is the descriptor's file under async_path= */
@@ -58,9 +59,10 @@ enum rto_verdict {
 enum rto_fact { RTO_UNASKED = 0, RTO_NO = 1, RTO_YES = 2 };
 
 enum rto_helpers_state {
-	RTO_HELPERS_DOWN,   /* none started yet: the first offload starts them */
-	RTO_HELPERS_READY,  /* running */
-	RTO_HELPERS_FAILED, /* none could start (said once): never tried again */
+	RTO_HELPERS_UNASKED, /* not looked at: RTO_NEED_HELPERS looks, and starts them */
+	RTO_HELPERS_DOWN,    /* none started yet: the first offload starts them */
+	RTO_HELPERS_READY,   /* running */
+	RTO_HELPERS_FAILED,  /* none could start (said once): never tried again */
 };
 
 struct rto_decide_in {
@@ -70,11 +72,15 @@ struct rto_decide_in {
 	unsigned char how;	/* enum rto_call_how */
 	unsigned char stream;	/* it works on a stream (RTO_NEED_STREAM asks about it) */
 	unsigned char queue;	/* the question is "queue this write?" (async), not "how to run" */
-	/* The caller. */
-	unsigned char sigsys;  /* the SIGSYS handler or syscall(): it starts no helper */
-	unsigned char strict;  /* the thread's mode is strict: nothing leaves it */
-	unsigned char own_ctx; /* a kernel context of its own (context.c): its calls run on it */
-	unsigned char helpers; /* enum rto_helpers_state */
+	/*
+	 * The caller.  sigsys: the SIGSYS handler or syscall(); it starts no
+	 * helper, and it says what the helpers are (never UNASKED).
+	 */
+	unsigned char sigsys;
+	unsigned char self_known; /* strict and own_ctx are set (else RTO_NEED_SELF) */
+	unsigned char strict;	  /* the thread's mode is strict: nothing leaves it */
+	unsigned char own_ctx;	  /* a kernel context of its own (context.c): its calls run on it */
+	unsigned char helpers;	  /* enum rto_helpers_state */
 	/* Options and cheap facts. */
 	unsigned char children_caller; /* children=caller */
 	unsigned char async_paths;     /* async_path= is set */
@@ -92,8 +98,10 @@ struct rto_decide_in {
  * context of its own (seccomp filter, fs ids, namespace...): a helper would
  * run its call in the wrong one (LOCAL).  Else OFFLOAD.
  */
-static inline int rto_decide_hand_off(const struct rto_decide_in *in)
+static inline __attribute__((always_inline)) int rto_decide_hand_off(const struct rto_decide_in *in)
 {
+	if (!in->self_known)
+		return RTO_NEED_SELF;
 	if (in->strict)
 		return RTO_RUN_REFUSE;
 	if (in->own_ctx)
@@ -102,17 +110,17 @@ static inline int rto_decide_hand_off(const struct rto_decide_in *in)
 }
 
 /* Helpers to hand it to: OFFLOAD, or start them first, or FALLBACK. */
-static inline int rto_decide_helpers(const struct rto_decide_in *in)
+static inline __attribute__((always_inline)) int rto_decide_helpers(const struct rto_decide_in *in)
 {
 	if (RTO_LIKELY(in->helpers == RTO_HELPERS_READY))
 		return RTO_RUN_OFFLOAD;
 	if (in->helpers == RTO_HELPERS_FAILED || in->sigsys)
 		return RTO_RUN_FALLBACK; /* starting threads is no work for a signal handler */
-	return RTO_NEED_HELPERS;
+	return RTO_NEED_HELPERS;	 /* DOWN (the start is the caller's), or not looked at */
 }
 
 /* The async question: queue this write (ASYNC), or make the call (anything else). */
-static inline int rto_decide_queue(const struct rto_decide_in *in)
+static inline __attribute__((always_inline)) int rto_decide_queue(const struct rto_decide_in *in)
 {
 	if (in->handling != RTO_ASYNC) {
 		if (RTO_LIKELY(!in->async_paths))
@@ -122,11 +130,11 @@ static inline int rto_decide_queue(const struct rto_decide_in *in)
 		if (in->fd_async != RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
-	int v = rto_decide_hand_off(in); /* queued bytes leave the thread too */
-	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v;
+	int v = rto_decide_hand_off(in);		 /* queued bytes leave the thread too */
+	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v; /* or RTO_NEED_SELF */
 }
 
-static inline int rto_decide(const struct rto_decide_in *in)
+static inline __attribute__((always_inline)) int rto_decide(const struct rto_decide_in *in)
 {
 	int v;
 
@@ -139,7 +147,7 @@ static inline int rto_decide(const struct rto_decide_in *in)
 	 */
 	if (RTO_UNLIKELY(in->flags & RTO_F_INTERNAL)) {
 		v = rto_decide_hand_off(in);
-		return v == RTO_RUN_OFFLOAD ? rto_decide_helpers(in) : v;
+		return v == RTO_RUN_OFFLOAD ? rto_decide_helpers(in) : v; /* or RTO_NEED_SELF */
 	}
 	/* Under a sanitizer, the callbacks given are its wrappers: they work here only. */
 	if (RTO_UNLIKELY(in->how & RTO_CALL_CALLBACKS) && (in->flags & RTO_F_CALLBACKS) &&
@@ -151,11 +159,16 @@ static inline int rto_decide(const struct rto_decide_in *in)
 	 * helper, not strict): learning it may take a helper's round trip.
 	 */
 	if (((in->flags & RTO_F_BYFD) || (in->how & RTO_CALL_BYFD)) &&
-	    in->handling == RTO_OFFLOAD &&
-	    !(in->sigsys && in->helpers != RTO_HELPERS_READY && !in->strict)) {
-		if (in->fd_local == RTO_UNASKED)
+	    in->handling == RTO_OFFLOAD) {
+		int asks = 1;
+		if (in->sigsys && in->helpers != RTO_HELPERS_READY) {
+			if (!in->self_known)
+				return RTO_NEED_SELF;
+			asks = in->strict;
+		}
+		if (asks && in->fd_local == RTO_UNASKED)
 			return RTO_NEED_FD;
-		if (in->fd_local == RTO_YES)
+		if (asks && in->fd_local == RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
 	/*

@@ -35,7 +35,7 @@
 #include "rtoffload.h"
 #include "shims_prelude.h" /* rto_fn_fclose */
 
-static int refuse(struct rto_fn *fn)
+static __attribute__((noinline)) int refuse(struct rto_fn *fn)
 {
 	rto_stats_denied(fn);
 	rto_trace_point(RTO_TR_DENIED, fn);
@@ -53,7 +53,7 @@ static int run_here(struct rto_fn *fn, void *args)
 }
 
 /* No helper could start (said once, helper.c): the call runs here, counted apart. */
-static void run_fallback(struct rto_fn *fn, void *args)
+static __attribute__((noinline)) void run_fallback(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_fallback(fn);
@@ -66,7 +66,7 @@ static void run_fallback(struct rto_fn *fn, void *args)
  * a raw clone).  A one-time cost; BUSY so that the mmap and clone done by
  * pthread_create run directly instead of coming back here.
  */
-static int start_helpers(void)
+static __attribute__((noinline)) int start_helpers(void)
 {
 	unsigned char was = rto_route_go_direct();
 	int ret = rto_helpers_start();
@@ -86,8 +86,12 @@ void rto_route_on_dlerror(void (*fn)(char *msg))
 	dlerror_set = fn;
 }
 
-/* Offload and wait; the caller's errno becomes the call's. */
-static void offload(struct rto_fn *fn, void *args, FILE *stream, FILE *stream_owned)
+/*
+ * Offload and wait; the caller's errno becomes the call's.  Out of line: a
+ * call that stays here pays none of its frame.
+ */
+static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FILE *stream,
+					      FILE *stream_owned)
 {
 	locale_t loc = uselocale((locale_t)0); /* reads TLS: no syscall */
 	unsigned size = fn->args_size;
@@ -166,7 +170,7 @@ static size_t path_matches(const char *prefix, size_t n)
  * writing (fscreate, exec...) gives itself a context the helpers do not
  * have.
  */
-static int names_self(unsigned how)
+static __attribute__((noinline)) int names_self(unsigned how)
 {
 	static const char attr[] = "/proc/thread-self/attr/";
 	const size_t self = sizeof("/proc/thread-self") - 1;
@@ -182,8 +186,9 @@ static int names_self(unsigned how)
 }
 
 /*
- * What rto_decide() needs to know at once: the row, the caller, the
- * options, and the facts that cost one load.  The rest it asks for.
+ * What rto_decide() needs to know at once: the row, the options, the
+ * thread's state and the facts that cost a load or two (each question
+ * asked is one more pass of the decision).  The rest it asks for.
  */
 static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *stream, unsigned how)
 {
@@ -192,8 +197,6 @@ static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *s
 		.flags = fn->flags,
 		.how = (unsigned char)how,
 		.stream = stream != NULL,
-		.helpers = RTO_LIKELY(CMM_LOAD_SHARED(rto_q->ready)) ? RTO_HELPERS_READY
-								     : RTO_HELPERS_DOWN,
 		.children_caller = rto_opt.children == RTO_CHILDREN_CALLER,
 		/*
 		 * first_done is set only after an offloaded call returned: the
@@ -203,6 +206,8 @@ static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *s
 		 * lock, which orders the rest.
 		 */
 		.first_done = (fn->flags & RTO_F_FIRST) && CMM_LOAD_SHARED(fn->first_done),
+		.helpers = RTO_LIKELY(CMM_LOAD_SHARED(rto_q->ready)) ? RTO_HELPERS_READY
+								     : RTO_HELPERS_DOWN,
 	};
 	rto_decide_self(in);
 }
@@ -225,11 +230,25 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 	/* Under a sanitizer, the callbacks given are its wrappers (one call, when given). */
 	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS))
 		in.callbacks_here = (unsigned char)rto_sanitizer_callbacks_here();
-	for (;;) {
+	v = rto_decide(&in);
+	/*
+	 * The question most calls ask, answered before the loop: the decision
+	 * asked again inline, with only fd_local new, folds what it decided
+	 * already.
+	 */
+	if (v == RTO_NEED_FD) {
+		in.fd_local = fact(rto_fd_runs_local(fd));
 		v = rto_decide(&in);
+	}
+	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
+		return run_here(fn, args);
+	for (;; v = rto_decide(&in)) {
 		switch (v & RTO_VERDICT_MASK) {
 		case RTO_NEED_FD:
 			in.fd_local = fact(rto_fd_runs_local(fd));
+			continue;
+		case RTO_NEED_SELF:
+			rto_decide_self(&in);
 			continue;
 		case RTO_NEED_HELPERS:
 			/* After a failed start, one load of rto_q->failed: no retry, no syscall. */

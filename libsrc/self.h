@@ -23,8 +23,9 @@ static inline int rto_thread_mode(void)
 }
 
 /* The calling thread's part of a decision's input (decide.h): strict, its own context. */
-static inline void rto_decide_self(struct rto_decide_in *in)
+static inline __attribute__((always_inline)) void rto_decide_self(struct rto_decide_in *in)
 {
+	in->self_known = 1;
 	in->strict = rto_thread_mode() == RT_OFFLOAD_MODE_STRICT;
 	in->own_ctx = rto_self.own_ctx != 0;
 }

@@ -36,11 +36,13 @@ static int library_values(const struct rto_decide_in *in)
 {
 	return in->handling <= RTO_ASYNC && in->how < 64 && in->helpers <= RTO_HELPERS_FAILED &&
 	       in->stream <= 1 && in->queue <= 1 && in->sigsys <= 1 && in->strict <= 1 &&
-	       in->own_ctx <= 1 && in->children_caller <= 1 && in->async_paths <= 1 &&
-	       in->callbacks_here <= 1 && in->first_done <= 1 && in->fd_local == RTO_UNASKED &&
-	       in->fd_async == RTO_UNASKED && in->path_self == RTO_UNASKED &&
-	       in->stream_held == RTO_UNASKED && in->lending_ok == RTO_UNASKED &&
-	       !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
+	       in->own_ctx <= 1 && in->self_known <= 1 &&
+	       (in->self_known || (!in->strict && !in->own_ctx)) &&
+	       !(in->sigsys && in->helpers == RTO_HELPERS_UNASKED) && in->children_caller <= 1 &&
+	       in->async_paths <= 1 && in->callbacks_here <= 1 && in->first_done <= 1 &&
+	       in->fd_local == RTO_UNASKED && in->fd_async == RTO_UNASKED &&
+	       in->path_self == RTO_UNASKED && in->stream_held == RTO_UNASKED &&
+	       in->lending_ok == RTO_UNASKED && !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -54,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > sizeof(in))
 		facts = data[sizeof(in)];
 	int documented = library_values(&in);
-	int strict = in.strict, sigsys = in.sigsys;
+	int sigsys = in.sigsys;
 	unsigned asked = 0;
 	int v;
 
@@ -69,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "each fact is asked for once, then a verdict");
 		asked |= 1u << v;
 		CHECK(!(sigsys && v == RTO_NEED_HELPERS), "a SIGSYS handler never starts helpers");
-		CHECK(!(strict && v == RTO_NEED_HELPERS), "a strict thread never starts helpers");
+		CHECK(!(in.self_known && in.strict && v == RTO_NEED_HELPERS),
+		      "a strict thread never starts helpers");
 		if (documented) {
 			const char *why = decide_check_ask(&in, v);
 			CHECK(why == NULL, why);
@@ -92,10 +95,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case RTO_NEED_ASYNC_PATH:
 			in.fd_async = decide_yes(facts, FACT_ASYNC_PATH);
 			break;
+		case RTO_NEED_SELF:
+			in.self_known = 1;
+			in.strict = (facts >> FACT_STRICT) & 1;
+			in.own_ctx = (facts >> FACT_OWN_CTX) & 1;
+			break;
 		}
 	}
 	int run = v & RTO_VERDICT_MASK;
-	CHECK(!(strict &&
+	CHECK(!(in.strict &&
 		(run == RTO_RUN_OFFLOAD || run == RTO_RUN_ASYNC || run == RTO_RUN_FALLBACK)),
 	      "strict: nothing leaves the thread, nothing falls back");
 	CHECK(!(run == RTO_RUN_ASYNC && !in.queue), "only the async question queues");

@@ -27,8 +27,11 @@ enum decide_fact {
 	FACT_HELPERS_UP, /* starting the helpers works */
 	FACT_PATH_SELF,	 /* the path names the thread's own /proc entry */
 	FACT_HELD,	 /* the caller holds the stream's lock */
-	FACT_LENDING,	 /* a held lock may be lent */
-	FACT_ASYNC_PATH, /* the descriptor's file lies under async_path= */
+	FACT_LENDING,
+	/* a held lock may be lent */ FACT_ASYNC_PATH, /* the descriptor's file lies under
+							  async_path= */
+	FACT_STRICT,				       /* the thread's mode is strict */
+	FACT_OWN_CTX, /* the thread has a kernel context of its own */
 	FACT_COUNT
 };
 
@@ -77,7 +80,8 @@ static inline int decide_callbacks(const struct rto_decide_in *in)
 static inline const char *decide_check_ask(const struct rto_decide_in *in, int need)
 {
 	int byfd = (in->flags & RTO_F_BYFD) || (in->how & RTO_CALL_BYFD);
-
+	if (need == RTO_NEED_SELF)
+		return in->self_known ? "the thread's state is asked for once" : NULL;
 	if (in->sigsys && need == RTO_NEED_HELPERS)
 		return "a SIGSYS handler never starts helpers";
 	if ((in->strict || in->own_ctx) && need == RTO_NEED_HELPERS)
@@ -161,7 +165,7 @@ static inline const char *decide_check_verdict(const struct rto_decide_in *in, i
 	    (!offloads || cb || decide_local_reason(in) || in->helpers != RTO_HELPERS_READY))
 		return "offloaded: an offload row, no reason to stay, helpers up";
 	if (run == RTO_RUN_FALLBACK && (!offloads || cb || in->helpers == RTO_HELPERS_READY ||
-					(in->helpers == RTO_HELPERS_DOWN && !in->sigsys)))
+					(in->helpers != RTO_HELPERS_FAILED && !in->sigsys)))
 		return "fallback: no helper could start, or a signal handler found none";
 	if (!in->strict && !in->own_ctx && offloads && !cb && !decide_local_reason(in) &&
 	    run != (in->helpers == RTO_HELPERS_READY ? RTO_RUN_OFFLOAD : RTO_RUN_FALLBACK))
@@ -212,6 +216,11 @@ static inline const char *rto_decide_walk(struct rto_decide_in *in, unsigned fac
 			break;
 		case RTO_NEED_ASYNC_PATH:
 			in->fd_async = decide_yes(fact_bits, FACT_ASYNC_PATH);
+			break;
+		case RTO_NEED_SELF:
+			in->self_known = 1;
+			in->strict = (fact_bits >> FACT_STRICT) & 1;
+			in->own_ctx = (fact_bits >> FACT_OWN_CTX) & 1;
 			break;
 		default:
 			*v = need;

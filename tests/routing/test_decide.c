@@ -2,8 +2,9 @@
 /*
  * libsrc/decide.h's rto_decide() as a table: every handling (the row's or
  * a policy's) x every flag and argument hint that matters to it x every
- * thread state (strict or not, a kernel context of its own or not, the
- * SIGSYS handler or a wrapper, helpers down, up or failed) x the options
+ * thread state (strict or not, a kernel context of its own or not, known
+ * or asked for, the SIGSYS handler or a wrapper, helpers not looked at,
+ * down, up or failed) x the options
  * that matter (children=, async_path=) x the cheap facts x both questions
  * (how to run, whether to queue), with every answer to every question the
  * decision asks.  Each verdict and each question is checked against the
@@ -51,6 +52,16 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 	const char *why = decide_check_ask(in, v);
 	cr_assert(why == NULL, "%s: asked %d, handling %d flags %#x how %#x strict %d sigsys %d",
 		  why, v, in->handling, in->flags, in->how, in->strict, in->sigsys);
+	if (v == RTO_NEED_SELF) {
+		for (int state = 0; state < 4; state++) {
+			struct rto_decide_in next = *in;
+			next.self_known = 1;
+			next.strict = state & 1;
+			next.own_ctx = state >> 1;
+			explore(&next, asked | (1u << v));
+		}
+		return;
+	}
 	for (int yes = 0; yes < 2; yes++) {
 		struct rto_decide_in next = *in;
 		unsigned char fact = yes ? RTO_YES : RTO_NO;
@@ -89,8 +100,8 @@ static void table(int handling, int queue)
 {
 	for (unsigned f = 0; f < 1u << NFLAGS; f++)
 		for (unsigned h = 0; h < 1u << NHOW; h++)
-			for (unsigned t = 0; t < 1u << 8; t++)
-				for (int helpers = 0; helpers < 3; helpers++) {
+			for (unsigned t = 0; t < 1u << 9; t++)
+				for (int helpers = 0; helpers < 4; helpers++) {
 					struct rto_decide_in in = {.handling =
 									   (unsigned char)handling,
 								   .queue = (unsigned char)queue};
@@ -108,6 +119,14 @@ static void table(int handling, int queue)
 					in.async_paths = (t >> 5) & 1;
 					in.callbacks_here = (t >> 6) & 1;
 					in.first_done = (t >> 7) & 1;
+					/* Known, or asked for (then strict and own_ctx are not
+					 * set). */
+					in.self_known = (t >> 8) & 1;
+					if (!in.self_known && (in.strict || in.own_ctx))
+						continue;
+					/* A SIGSYS handler says what the helpers are. */
+					if (in.sigsys && helpers == RTO_HELPERS_UNASKED)
+						continue;
 					in.helpers = (unsigned char)helpers;
 					walks++;
 					explore(&in, 0);
@@ -138,7 +157,11 @@ HANDLING_TEST(ASYNC)
 /* The cases the issue names, spelt out: each must come out as documented. */
 Test(decide, named_cases)
 {
-	struct rto_decide_in in = {.handling = RTO_OFFLOAD, .flags = RTO_F_BYFD, .sigsys = 1};
+	struct rto_decide_in in = {.handling = RTO_OFFLOAD,
+				   .flags = RTO_F_BYFD,
+				   .sigsys = 1,
+				   .self_known = 1,
+				   .helpers = RTO_HELPERS_DOWN};
 	int v;
 
 	/* A trapped write with no helper yet: no descriptor asked, no helper started. */
@@ -156,17 +179,19 @@ Test(decide, named_cases)
 	in.fd_local = RTO_YES;
 	cr_assert_eq(rto_decide(&in), RTO_RUN_LOCAL);
 	/* An exec is refused by strict and never offloaded. */
-	in = (struct rto_decide_in){.handling = RTO_OFFLOAD, .flags = RTO_F_CALLER, .strict = 1};
+	in = (struct rto_decide_in){
+		.handling = RTO_OFFLOAD, .flags = RTO_F_CALLER, .self_known = 1, .strict = 1};
 	cr_assert_eq(rto_decide(&in), RTO_RUN_REFUSE);
 	in.strict = 0;
 	cr_assert_eq(rto_decide(&in), RTO_RUN_LOCAL);
 	/* An async row from a thread under its own seccomp filter: the call, not the ring. */
-	in = (struct rto_decide_in){.handling = RTO_ASYNC, .queue = 1, .own_ctx = 1};
+	in = (struct rto_decide_in){
+		.handling = RTO_ASYNC, .queue = 1, .self_known = 1, .own_ctx = 1};
 	v = rto_decide(&in);
 	cr_assert_neq(v, RTO_RUN_ASYNC);
 	in.own_ctx = 0;
 	cr_assert_eq(rto_decide(&in), RTO_RUN_ASYNC);
 	/* warn: here, and said. */
-	in = (struct rto_decide_in){.handling = RTO_WARN, .strict = 1};
+	in = (struct rto_decide_in){.handling = RTO_WARN, .self_known = 1, .strict = 1};
 	cr_assert_eq(rto_decide(&in), RTO_RUN_LOCAL | RTO_WHY_WARN);
 }
