@@ -11,10 +11,6 @@
 
 #include "rto_base.h"
 #include "fn.h"
-#include "fdclass.h"
-#include "async_path.h"
-#include "decide.h"
-#include "self.h"
 
 struct rto_fn;
 
@@ -44,29 +40,10 @@ RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
 /*
  * Does this write (to fd, or to stream f) go through the async ring?  The
- * decision's queue question (decide.h); async.c's admit() checks only what
- * the ring says (a deferred error, no ring).
+ * decision's queue question (decide.h), asked by route.c, where every
+ * marked call's decision is carried out; async.c's admit() checks only
+ * what the ring says (a deferred error, no ring).
  */
-static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
-{
-	struct rto_decide_in in = {
-		.handling = fn->handling,
-		.flags = fn->flags,
-		.queue = 1,
-		.async_paths = rto_async_paths != 0,
-	};
-	int v;
-
-	for (;;) {
-		v = rto_decide(&in);
-		if (v == RTO_NEED_SELF)
-			rto_decide_self(&in);
-		else if (v == RTO_NEED_ASYNC_PATH)
-			in.fd_async =
-				rto_fd_async_path(f ? rto_fd_of_file(f) : fd) ? RTO_YES : RTO_NO;
-		else
-			return v == RTO_RUN_ASYNC;
-	}
-}
+RTO_HIDDEN int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f);
 
 #endif /* RTO_ASYNC_H */

@@ -25,6 +25,10 @@
 #define RTO_DECIDE_H
 
 #include "fn.h"
+#include "rto_fast.h"
+#include "options_load.h"
+
+#include "rtoffload.h"
 
 /* What a wrapper knows of one call from its arguments (rto_call's how). */
 enum rto_call_how {
@@ -216,6 +220,26 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 			return RTO_RUN_LOCAL; /* the call frees the lock we would take back */
 	}
 	return RTO_RUN_OFFLOAD;
+}
+
+/*
+ * ---- the calling thread's part of the input ----------------------------------
+ * Not pure: it reads the thread (TLS) and mode= (set before any thread is
+ * marked).  Here, beside the decision, because the marked path reads it.
+ */
+
+/* The calling thread's mode: its own, else the mode= option. */
+static inline int rto_thread_mode(void)
+{
+	return rto_self.mode ? rto_self.mode - 1 : rto_opt.mode;
+}
+
+/* Its answer to RTO_NEED_SELF. */
+static inline __attribute__((always_inline)) void rto_decide_self(struct rto_decide_in *in)
+{
+	in->self_known = 1;
+	in->strict = rto_thread_mode() == RT_OFFLOAD_MODE_STRICT;
+	in->own_ctx = rto_self.own_ctx != 0;
 }
 
 #endif /* RTO_DECIDE_H */

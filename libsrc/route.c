@@ -13,6 +13,8 @@
 #include "callsite.h"
 #include "route.h"
 #include "fdclass.h"
+#include "async.h"
+#include "async_path.h"
 #include "transport.h"
 #include "resolver.h"
 #include "helper.h"
@@ -280,6 +282,30 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 		if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && fn->handling == RTO_OFFLOAD)
 			CMM_STORE_SHARED(fn->first_done, 1);
 		return 0;
+	}
+}
+
+/* The queue question (async.h): a write queued into the thread's ring, or made. */
+int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
+{
+	struct rto_decide_in in = {
+		.handling = fn->handling,
+		.flags = fn->flags,
+		.queue = 1,
+		.async_paths = rto_async_paths != 0,
+	};
+	int v = rto_decide(&in);
+
+	/* Most writes: no async row, no async_path=, decided from the loads above. */
+	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
+		return 0;
+	for (;; v = rto_decide(&in)) {
+		if (v == RTO_NEED_SELF)
+			rto_decide_self(&in);
+		else if (v == RTO_NEED_ASYNC_PATH)
+			in.fd_async = fact(rto_fd_async_path(f ? rto_fd_of_file(f) : fd));
+		else
+			return v == RTO_RUN_ASYNC;
 	}
 }
 

@@ -88,6 +88,30 @@ static inline int rto_foreign_task(void)
 }
 
 /*
+ * The route state's moves into and out of BUSY (route_state.h says the
+ * rest of the state machine and why these are compare-and-swaps): here,
+ * beside the byte, as every offload makes them.
+ */
+/* Enter a stretch of the library's own work; returns what resume() needs. */
+static inline unsigned char rto_route_go_direct(void)
+{
+	unsigned char was = CMM_LOAD_SHARED(rto_self.route);
+
+	/* Compare-and-swap: another thread's mark= unmarking it meanwhile is not lost. */
+	if (was == RTO_ROUTE_MARKED &&
+	    uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_MARKED, RTO_ROUTE_BUSY) != was)
+		was = CMM_LOAD_SHARED(rto_self.route);
+	return was;
+}
+
+/* Leave it: back to what it was, unless a handler unmarked the thread meanwhile. */
+static inline void rto_route_resume(unsigned char was)
+{
+	if (CMM_LOAD_SHARED(rto_self.route) == RTO_ROUTE_BUSY)
+		uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_BUSY, was);
+}
+
+/*
  * One TLS load and a branch: true for every unmarked thread.  Always
  * inline: it runs in the uninstrumented wrappers, before a sanitizer is up.
  */
