@@ -36,7 +36,7 @@ enum rto_call_how {
 	RTO_CALL_SHORT = 1 << 1,     /* short and bounded with these arguments (fcntl(F_GETFL),
 					sysconf(_SC_PAGESIZE)): here unless a policy says strict/warn */
 	RTO_CALL_CALLBACKS = 1 << 2, /* a callback was given (RTO_F_CALLBACKS) */
-	RTO_CALL_PATH = 1 << 3,	     /* rto_self.path is its path (rto_path_arg) */
+	RTO_CALL_PATH = 1 << 3,	     /* rto_call_path is its path (rto_path_arg) */
 	RTO_CALL_WRITES = 1 << 4,    /* opens its path for writing */
 	RTO_CALL_OWNMEM = 1 << 5,    /* its range touches memory a helper runs on (own_memory.c) */
 };

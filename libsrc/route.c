@@ -77,6 +77,15 @@ static __attribute__((noinline)) int start_helpers(void)
 }
 
 /*
+ * The route core's own per-thread state (not struct rto_thread, which
+ * keeps what the fast path reads): the path of the call being routed
+ * (route.h rto_path_arg), and when this thread's last offload returned
+ * (the helpers learn its rhythm from the gaps).  Its own thread only.
+ */
+__thread const char *rto_call_path RTO_TLS;
+static __thread uint64_t offload_end RTO_TLS;
+
+/*
  * Where an offloaded dlopen's error goes (init.c: wrap_misc.c's dlerror()),
  * from above us.  Stored in the constructor, before any thread is marked;
  * only a marked thread's offload reads it.
@@ -120,12 +129,12 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 	/* A signal handler's wrapped call during the wait runs directly. */
 	req.route = rto_route_go_direct();
 	uint64_t t0 = rto_now_ns();
-	if (t0 - rto_self.offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
+	if (t0 - offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
 	rto_trace_request(fn, t0, rto_req_key(&rto_self)); /* trace=lttng */
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;
-	rto_self.offload_end = end;
+	offload_end = end;
 	if (size) /* the result, and whatever else the call wrote into its args */
 		memcpy(args, req.inl, size);
 	rto_route_resume(req.route);
@@ -161,7 +170,7 @@ static size_t path_matches(const char *prefix, size_t n)
 	size_t i = 0;
 	char c;
 
-	while (i < n && rto_signal_copy_guarded(&c, rto_self.path + i, 1) == 0 && c == prefix[i])
+	while (i < n && rto_signal_copy_guarded(&c, rto_call_path + i, 1) == 0 && c == prefix[i])
 		i++;
 	return i;
 }
@@ -179,7 +188,7 @@ static __attribute__((noinline)) int names_self(unsigned how)
 	char next;
 
 	if (path_matches(attr, self) != self ||
-	    rto_signal_copy_guarded(&next, rto_self.path + self, 1) != 0 ||
+	    rto_signal_copy_guarded(&next, rto_call_path + self, 1) != 0 ||
 	    (next != '/' && next != '\0'))
 		return 0;
 	if ((how & RTO_CALL_WRITES) && path_matches(attr, sizeof(attr) - 1) == sizeof(attr) - 1)

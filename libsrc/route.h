@@ -32,9 +32,10 @@ static inline unsigned rto_range_arg(const void *addr, size_t len)
  * (/proc/thread-self/...), which on a helper would be the helper's.  The
  * wrapper only stores the pointer: a bad one must give EFAULT, not a crash.
  */
+RTO_HIDDEN extern __thread const char *rto_call_path RTO_TLS;
 static inline unsigned rto_path_arg(const char *path)
 {
-	rto_self.path = path;
+	rto_call_path = path;
 	return RTO_CALL_PATH;
 }
 /*

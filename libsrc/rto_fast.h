@@ -44,9 +44,7 @@ struct rto_thread {
 	uint64_t sigmask;	      /* signal mask at mark time, for process-class calls */
 	uint64_t minflt, majflt;      /* the thread's fault counts when it was marked */
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
-	uint64_t offload_end;	      /* rto_now_ns() when its last offload returned (route.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
-	const char *path;	      /* the path of the call being routed (route.h) */
 	unsigned char tls_shared;   /* it made a clone whose child shares this TLS (shared_tls.c) */
 	int tls_owner;		    /* then: its own tid */
 	unsigned short own_ctx;	    /* RTO_CTX_*: a kernel context of its own: calls run here */
