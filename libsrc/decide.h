@@ -166,9 +166,10 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 	    in->handling == RTO_OFFLOAD) {
 		int asks = 1;
 		if (in->sigsys && in->helpers != RTO_HELPERS_READY) {
-			if (!in->self_known)
-				return RTO_NEED_SELF;
-			asks = in->strict;
+			int h = rto_decide_hand_off(in);
+			if (h == RTO_NEED_SELF)
+				return h;
+			asks = h == RTO_RUN_REFUSE; /* strict: refused unless short here */
 		}
 		if (asks && in->fd_local == RTO_UNASKED)
 			return RTO_NEED_FD;
