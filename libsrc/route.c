@@ -295,6 +295,19 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 }
 
 /* The queue question (async.h): a write queued into the thread's ring, or made. */
+/* The queue question's further facts: out of line, most writes never ask. */
+static __attribute__((noinline)) int queue_asked(struct rto_decide_in in, int v, int fd, FILE *f)
+{
+	for (;; v = rto_decide(&in)) {
+		if (v == RTO_NEED_SELF)
+			rto_decide_self(&in);
+		else if (v == RTO_NEED_ASYNC_PATH)
+			in.fd_async = fact(rto_fd_async_path(f ? rto_fd_of_file(f) : fd));
+		else
+			return v == RTO_RUN_ASYNC;
+	}
+}
+
 int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
 {
 	struct rto_decide_in in = {
@@ -308,14 +321,7 @@ int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
 	/* Most writes: no async row, no async_path=, decided from the loads above. */
 	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
 		return 0;
-	for (;; v = rto_decide(&in)) {
-		if (v == RTO_NEED_SELF)
-			rto_decide_self(&in);
-		else if (v == RTO_NEED_ASYNC_PATH)
-			in.fd_async = fact(rto_fd_async_path(f ? rto_fd_of_file(f) : fd));
-		else
-			return v == RTO_RUN_ASYNC;
-	}
+	return queue_asked(in, v, fd, f);
 }
 
 /* The library's code runs from here to the return: the backstop's selector allows. */
