@@ -95,42 +95,57 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 	}
 }
 
+/*
+ * Input number (f, h, t, helpers) of the table: 0 when it is not one the
+ * library can pass (the fuzz target tries those too).
+ */
+static int make_input(struct rto_decide_in *in, int handling, int queue, unsigned f, unsigned h,
+		      unsigned t, int helpers)
+{
+	*in = (struct rto_decide_in){.handling = (unsigned char)handling,
+				     .queue = (unsigned char)queue,
+				     .helpers = (unsigned char)helpers};
+	for (unsigned k = 0; k < NFLAGS; k++)
+		if (f & (1u << k))
+			in->flags |= flag_bits[k];
+	for (unsigned k = 0; k < NHOW; k++)
+		if (h & (1u << k))
+			in->how |= how_bits[k];
+	in->strict = t & 1;
+	in->own_ctx = (t >> 1) & 1;
+	in->sigsys = (t >> 2) & 1;
+	in->stream = (t >> 3) & 1;
+	in->children_caller = (t >> 4) & 1;
+	in->async_paths = (t >> 5) & 1;
+	in->callbacks_here = (t >> 6) & 1;
+	in->first_done = (t >> 7) & 1;
+	in->self_known = (t >> 8) & 1;
+	/* The thread's state is known, or asked for (then strict and own_ctx are not set). */
+	if (!in->self_known && (in->strict || in->own_ctx))
+		return 0;
+	/* A fact about a flag the row has not is never learnt. */
+	if ((in->children_caller && !(in->flags & RTO_F_SPAWN)) ||
+	    (in->first_done && !(in->flags & RTO_F_FIRST)) ||
+	    (in->callbacks_here &&
+	     !((in->flags & RTO_F_CALLBACKS) && (in->how & RTO_CALL_CALLBACKS))))
+		return 0;
+	/* A SIGSYS handler says what the helpers are. */
+	return !(in->sigsys && helpers == RTO_HELPERS_UNASKED);
+}
+
 /* Every combination for one handling and one question. */
 static void table(int handling, int queue)
 {
+	struct rto_decide_in in;
+
 	for (unsigned f = 0; f < 1u << NFLAGS; f++)
 		for (unsigned h = 0; h < 1u << NHOW; h++)
 			for (unsigned t = 0; t < 1u << 9; t++)
-				for (int helpers = 0; helpers < 4; helpers++) {
-					struct rto_decide_in in = {.handling =
-									   (unsigned char)handling,
-								   .queue = (unsigned char)queue};
-					for (unsigned k = 0; k < NFLAGS; k++)
-						if (f & (1u << k))
-							in.flags |= flag_bits[k];
-					for (unsigned k = 0; k < NHOW; k++)
-						if (h & (1u << k))
-							in.how |= how_bits[k];
-					in.strict = t & 1;
-					in.own_ctx = (t >> 1) & 1;
-					in.sigsys = (t >> 2) & 1;
-					in.stream = (t >> 3) & 1;
-					in.children_caller = (t >> 4) & 1;
-					in.async_paths = (t >> 5) & 1;
-					in.callbacks_here = (t >> 6) & 1;
-					in.first_done = (t >> 7) & 1;
-					/* Known, or asked for (then strict and own_ctx are not
-					 * set). */
-					in.self_known = (t >> 8) & 1;
-					if (!in.self_known && (in.strict || in.own_ctx))
-						continue;
-					/* A SIGSYS handler says what the helpers are. */
-					if (in.sigsys && helpers == RTO_HELPERS_UNASKED)
-						continue;
-					in.helpers = (unsigned char)helpers;
-					walks++;
-					explore(&in, 0);
-				}
+				for (int helpers = 0; helpers < 4; helpers++)
+					if (make_input(&in, handling, queue, f, h, t, helpers)) {
+						walks++;
+						explore(&in, 0);
+					}
 }
 
 static const char *const names[] = {"offload", "local", "strict", "warn", "async"};
