@@ -4,22 +4,24 @@
  * helper (OFFLOAD), not at all (REFUSE, strict), queued into the thread's
  * ring (ASYNC), or here because no helper could start (FALLBACK).  Every
  * caller asks it: the wrappers (route.c), the SIGSYS handler and syscall()
- * (backstop_trap.c), the async writes (async.h) and the descriptor classes
- * (fdclass.c).  What differs between them on purpose is an input (sigsys:
- * a signal handler starts no thread; queue: the async question), never a
- * second copy of a rule.
+ * (backstop_trap.c), the async writes (route.c's rto_async_wanted(), the
+ * async barrier in async.c) and the descriptor classes (fdclass.c).  What differs between them on
+ * purpose is an input (sigsys: a signal handler starts no thread; queue: the async question), never
+ * a second copy of a rule.
  *
  * rto_decide() is pure: it reads its input and nothing else, and changes
  * nothing (no counter, no helper started, no report).  A fact that costs
  * something to learn (the descriptor's class, a round trip the first time;
- * starting the helpers; reading the call's path) is learnt only when the
+ * starting the helpers; reading the call's path; taking a stream's lock;
+ * the thread's own state, a load or two) is learnt only when the
  * decision needs it: the input says RTO_UNASKED, and rto_decide() answers
  * RTO_NEED_*, which the caller learns and asks again.  So the decision
  * takes the order of its rules from one place, and the caller pays for no
  * fact a rule before it settled.
  *
- * Concurrency: none; inline, so that a wrapper's constant inputs fold and
- * the marked path pays no call (tests/decide/ runs it as a table).
+ * Concurrency: none; inline, so that a caller's constant inputs fold and
+ * the marked path pays no call.  tests/routing/test_decide.c runs it as a
+ * table against the documented rules, tests/fuzz/fuzz_decide.c fuzzes it.
  */
 #ifndef RTO_DECIDE_H
 #define RTO_DECIDE_H
