@@ -487,7 +487,10 @@ void rto_async_barrier(void)
 	if (uatomic_read(&written_seq) >= upto)
 		return;
 	/* Unmarked, a handler inside an offload, or under its own filter: write them here. */
-	if (rto_direct() || rto_self.own_ctx) {
+	struct rto_decide_in in = {.flags = RTO_F_INTERNAL, .helpers = RTO_HELPERS_READY};
+	rto_decide_self(&in);
+	int v = rto_decide(&in);
+	if (rto_direct() || v == RTO_RUN_LOCAL) {
 		drain_until(upto, 1);
 		return;
 	}
@@ -496,7 +499,7 @@ void rto_async_barrier(void)
 	 * queued is other threads', whose rings are armed (a drain is queued
 	 * for each), so it waits for the helpers to get there.
 	 */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT) {
+	if (v == RTO_RUN_REFUSE) {
 		while (uatomic_read(&written_seq) < upto)
 			caa_cpu_relax();
 		return;
@@ -605,8 +608,8 @@ static int reserve(struct ring *r, uint64_t need, uint64_t *skip)
  */
 static int admit(int fd, FILE *f)
 {
-	/* Strict means nothing leaves this thread, queued writes included. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx || rto_foreign_task())
+	/* Strict, or a context of its own: rto_async_wanted() said no.  A clone's child: */
+	if (rto_foreign_task())
 		return 1;
 	if (RTO_UNLIKELY(CMM_LOAD_SHARED(deferred_any))) {
 		int efd = f ? rto_fd_of_file(f) : fd;

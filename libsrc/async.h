@@ -11,8 +11,6 @@
 
 #include "rto_base.h"
 #include "fn.h"
-#include "fdclass.h"
-#include "async_path.h"
 
 struct rto_fn;
 
@@ -40,12 +38,12 @@ RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
 RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
-/* Does this write (to fd, or to stream f) go through the async ring? */
-static inline int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
-{
-	if (RTO_UNLIKELY(fn->handling == RTO_ASYNC))
-		return 1;
-	return RTO_UNLIKELY(rto_async_paths) && rto_fd_async_path(f ? rto_fd_of_file(f) : fd);
-}
+/*
+ * Does this write (to fd, or to stream f) go through the async ring?  The
+ * decision's queue question (decide.h), asked by route.c, where every
+ * marked call's decision is carried out; async.c's admit() checks only
+ * what the ring says (a deferred error, no ring).
+ */
+RTO_HIDDEN int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f);
 
 #endif /* RTO_ASYNC_H */

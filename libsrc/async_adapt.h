@@ -3,12 +3,14 @@
  * The async adapters: how a wrapped write's arguments become the bytes
  * queued by the async handling, named in shim-gen/calls.tbl ("async:NAME")
  * and called by the generated wrapper with the call's own parameters, in
- * order.  Each returns like rto_async_put(): 1 not queued (make the call),
- * 0 queued (*ret is what the call returns), -1 a deferred error (errno set).
+ * order, once rto_async_wanted() (the decision's queue question, route.c)
+ * said the call is queued: a write that is not queued never gets here.
+ * Each returns like rto_async_put(): 1 not queued after all (make the
+ * call), 0 queued (*ret is what the call returns), -1 a deferred error
+ * (errno set).
  *
  * Concurrency: the caller's path of a marked thread (no lock, no system
- * call unless the ring is full: async.c); inline, so a call that is not
- * queued costs what rto_async_wanted() costs.
+ * call unless the ring is full: async.c).
  */
 #ifndef RTO_ASYNC_ADAPT_H
 #define RTO_ASYNC_ADAPT_H
@@ -22,8 +24,6 @@
 static inline int rto_async_bytes(struct rto_fn *fn, int fd, const void *buf, size_t count,
 				  ssize_t *ret)
 {
-	if (!rto_async_wanted(fn, fd, NULL))
-		return 1;
 	*ret = (ssize_t)count;
 	return rto_async_put(fn, fd, NULL, buf, count, 0);
 }
@@ -32,8 +32,6 @@ static inline int rto_async_bytes(struct rto_fn *fn, int fd, const void *buf, si
 static inline int rto_async_items(struct rto_fn *fn, const void *buf, size_t size, size_t n,
 				  FILE *f, size_t *ret)
 {
-	if (!rto_async_wanted(fn, -1, f))
-		return 1;
 	*ret = n;
 	return rto_async_put(fn, -1, f, buf, size * n, 0);
 }
@@ -41,8 +39,6 @@ static inline int rto_async_items(struct rto_fn *fn, const void *buf, size_t siz
 /* async:cstring -- fputs(s, f): the string without its NUL. */
 static inline int rto_async_cstring(struct rto_fn *fn, const char *s, FILE *f, int *ret)
 {
-	if (!rto_async_wanted(fn, -1, f))
-		return 1;
 	*ret = 1;
 	return rto_async_put(fn, -1, f, s, strlen(s), 0);
 }
@@ -50,8 +46,6 @@ static inline int rto_async_cstring(struct rto_fn *fn, const char *s, FILE *f, i
 /* async:line -- puts(s): the string and a newline, to stdout. */
 static inline int rto_async_line(struct rto_fn *fn, const char *s, int *ret)
 {
-	if (!rto_async_wanted(fn, -1, stdout))
-		return 1;
 	*ret = 1;
 	return rto_async_put(fn, -1, stdout, s, strlen(s), 1);
 }
@@ -61,8 +55,6 @@ static inline int rto_async_putc_byte(struct rto_fn *fn, int c, FILE *f, int *re
 {
 	char byte = (char)c;
 
-	if (!rto_async_wanted(fn, -1, f))
-		return 1;
 	*ret = c & 0xff;
 	return rto_async_put(fn, -1, f, &byte, 1, 0);
 }
@@ -85,7 +77,7 @@ static inline int rto_async_putchar_byte(struct rto_fn *fn, int c, int *ret)
  */
 static inline int rto_async_flush(struct rto_fn *fn, FILE *f, int *ret)
 {
-	if (!f || !rto_async_wanted(fn, -1, f) || (f->_flags & RTO_IO_NO_WRITES))
+	if (!f || (f->_flags & RTO_IO_NO_WRITES))
 		return 1;
 	*ret = 0;
 	return rto_async_put(fn, RTO_ASYNC_FLUSH, f, "", 0, 0);

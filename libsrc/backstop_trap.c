@@ -23,10 +23,12 @@
  * PR_SET_SYSCALL_USER_DISPATCH and PTRACE_TRACEME hand the thread over
  * (backstop_cede.c).  A SIGSYS of dispatch on a thread that is not armed
  * is the program's own: chained, like seccomp's.
- * A call of a thread with its own seccomp filter, of a thread inside the
- * library's own work (BUSY) or of a vfork child runs here: as the wrapped
- * functions do (route.c).  So does one when no helper runs yet: starting
- * threads is no work for a signal handler (counted as fallback).
+ * What a call of a marked thread becomes is rto_decide()'s (decide.h), as
+ * for the wrapped functions, with one input of its own: a signal handler
+ * starts no thread, so a call to offload before any helper runs is a
+ * fallback, run here (counted local in the table).  A call of a thread
+ * inside the library's own work (BUSY) or of a vfork child runs here
+ * before any decision: as the wrapped functions do (rto_direct()).
  *
  * The first thing the handler does is to set the selector to ALLOW: from
  * there on its own system calls pass.  It sets BLOCK again last, before
@@ -47,6 +49,7 @@
 #include "rto_base.h"
 #include "options_load.h"
 #include "self.h"
+#include "decide.h"
 #include "callsite.h"
 #include "route.h"
 #include "fdclass.h"
@@ -372,7 +375,6 @@ static void count(long nr, int what, const ucontext_t *uc)
 static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 {
 	const struct rto_sysent *e = &rto_sysent[nr];
-	int handling = e->handling;
 	long ret;
 
 	if (uc && shared_child_stack(nr, a) >= 0) { /* a thread, vfork: not a fork */
@@ -380,23 +382,29 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}
-	if (handling == RTO_OFFLOAD && (e->flags & RTO_SYS_BYFD) &&
-	    (helpers_ready() || rto_thread_mode() == RT_OFFLOAD_MODE_STRICT) &&
-	    rto_fd_runs_local((int)a[0]))
-		handling = RTO_LOCAL;
-	if (handling == RTO_OFFLOAD && rto_thread_mode() == RT_OFFLOAD_MODE_STRICT)
-		handling = RTO_STRICT;
-	if (handling == RTO_STRICT) {
+	/* As a wrapper's call is decided (decide.h), but a signal handler starts no helper. */
+	struct rto_decide_in in = {
+		.handling = e->handling,
+		.flags = (e->flags & RTO_SYS_BYFD) ? RTO_F_BYFD : 0,
+		.sigsys = 1,
+		.helpers = helpers_ready() ? RTO_HELPERS_READY : RTO_HELPERS_DOWN,
+	};
+	rto_decide_self(&in);
+	int v;
+	while ((v = rto_decide(&in)) == RTO_NEED_FD)
+		in.fd_local = rto_fd_runs_local((int)a[0]) ? RTO_YES : RTO_NO;
+	switch (v & RTO_VERDICT_MASK) {
+	case RTO_RUN_REFUSE:
 		count(nr, RTO_BS_DENIED, uc);
 		rto_callsite_event_trapped(RTO_EVENT_STRICT, fn_of(nr), uc);
 		return -RT_OFFLOAD_STRICT_ERRNO;
-	}
-	if (handling == RTO_WARN)
-		rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
-	if (handling == RTO_OFFLOAD && !rto_self.own_ctx && helpers_ready()) {
+	case RTO_RUN_OFFLOAD:
 		count(nr, RTO_BS_OFFLOADED, uc);
 		ret = run_offload(nr, a);
-	} else {
+		break;
+	default: /* LOCAL, and FALLBACK (no helper yet), which the table counts as local */
+		if (v & RTO_WHY_WARN)
+			rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
 		count(nr, RTO_BS_LOCAL, uc);
 		ret = run_local(nr, a);
 	}

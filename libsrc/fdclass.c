@@ -39,6 +39,7 @@
 #include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
+#include "decide.h"
 #include "fn.h"
 #include "async_path.h"
 #include "callsite.h"
@@ -187,8 +188,14 @@ static int bits_of(int fd)
 	uint32_t e = CMM_LOAD_SHARED(table[fd]);
 	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
 		return (int)(e & BITS);
-	/* No request from a strict thread; a thread under its own filter runs it all here. */
-	if (rto_thread_mode() == RT_OFFLOAD_MODE_STRICT || rto_self.own_ctx)
+	/*
+	 * Only a request the decision would hand off (decide.h): none from a
+	 * strict thread, nor from one under its own filter, which runs it all
+	 * here.  Helpers not up yet: the request starts them (route.c).
+	 */
+	struct rto_decide_in in = {.flags = RTO_F_INTERNAL, .helpers = RTO_HELPERS_READY};
+	rto_decide_self(&in);
+	if (rto_decide(&in) != RTO_RUN_OFFLOAD)
 		return -1;
 	/* First use since the descriptor was born: ask the kernel, off this CPU. */
 	if (!CMM_LOAD_SHARED(table_used)) {

@@ -30,24 +30,7 @@
 #include "rto_fast.h"
 #include "backstop.h"
 
-/* Enter a stretch of the library's own work; returns what resume() needs. */
-static inline unsigned char rto_route_go_direct(void)
-{
-	unsigned char was = CMM_LOAD_SHARED(rto_self.route);
-
-	/* Compare-and-swap: another thread's mark= unmarking it meanwhile is not lost. */
-	if (was == RTO_ROUTE_MARKED &&
-	    uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_MARKED, RTO_ROUTE_BUSY) != was)
-		was = CMM_LOAD_SHARED(rto_self.route);
-	return was;
-}
-
-/* Leave it: back to what it was, unless a handler unmarked the thread meanwhile. */
-static inline void rto_route_resume(unsigned char was)
-{
-	if (CMM_LOAD_SHARED(rto_self.route) == RTO_ROUTE_BUSY)
-		uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_BUSY, was);
-}
+/* rto_route_go_direct() and rto_route_resume(), on the offload path: rto_fast.h. */
 
 /* The calling thread, by the API or by mark=: from now on its calls are routed. */
 static inline void rto_route_mark(void)

@@ -44,9 +44,7 @@ struct rto_thread {
 	uint64_t sigmask;	      /* signal mask at mark time, for process-class calls */
 	uint64_t minflt, majflt;      /* the thread's fault counts when it was marked */
 	int signal_seen;	      /* the last signal whose handler ran here (signals.c) */
-	uint64_t offload_end;	      /* rto_now_ns() when its last offload returned (route.c) */
 	unsigned char identity_known; /* prio and sigmask captured (thread.c) */
-	const char *path;	      /* the path of the call being routed (route.h) */
 	unsigned char tls_shared;   /* it made a clone whose child shares this TLS (shared_tls.c) */
 	int tls_owner;		    /* then: its own tid */
 	unsigned short own_ctx;	    /* RTO_CTX_*: a kernel context of its own: calls run here */
@@ -85,6 +83,30 @@ RTO_HIDDEN void rto_note_clone_args(long nr, const long *a);
 static inline int rto_foreign_task(void)
 {
 	return RTO_UNLIKELY(rto_self.tls_shared) && rto_foreign_slow();
+}
+
+/*
+ * The route state's moves into and out of BUSY (route_state.h says the
+ * rest of the state machine and why these are compare-and-swaps): here,
+ * beside the byte, as every offload makes them.
+ */
+/* Enter a stretch of the library's own work; returns what resume() needs. */
+static inline unsigned char rto_route_go_direct(void)
+{
+	unsigned char was = CMM_LOAD_SHARED(rto_self.route);
+
+	/* Compare-and-swap: another thread's mark= unmarking it meanwhile is not lost. */
+	if (was == RTO_ROUTE_MARKED &&
+	    uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_MARKED, RTO_ROUTE_BUSY) != was)
+		was = CMM_LOAD_SHARED(rto_self.route);
+	return was;
+}
+
+/* Leave it: back to what it was, unless a handler unmarked the thread meanwhile. */
+static inline void rto_route_resume(unsigned char was)
+{
+	if (CMM_LOAD_SHARED(rto_self.route) == RTO_ROUTE_BUSY)
+		uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_BUSY, was);
 }
 
 /*

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The calling thread's own state (rto_self, initial-exec TLS) and what is
- * read from it everywhere: its mode, and whether it is one of our helpers.
+ * read from it everywhere: whether it is one of our helpers (its mode and
+ * its part of a decision are inline, self.h: the marked path reads them).
  * The bottom of the per-thread layer: every module reads it, it calls none.
  */
-#include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
 
@@ -12,11 +12,6 @@ __thread struct rto_thread rto_self RTO_TLS;
 
 /* Set once by a helper on itself (helper.c), before it serves a call. */
 static __thread int rto_is_helper RTO_TLS;
-
-int rto_thread_mode(void)
-{
-	return rto_self.mode ? rto_self.mode - 1 : rto_opt.mode;
-}
 
 int rto_helper_is_self(void)
 {

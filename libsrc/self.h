@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * self.c: the calling thread's mode and whether it is a helper.
+ * self.c: whether the calling thread is a helper (its mode and what it
+ * brings to a decision: decide.h).
  *
- * Concurrency: Caller's path: yes (TLS reads only).
+ * Concurrency: Caller's path: yes (TLS reads only; rto_opt is set before
+ * any thread is marked).
  */
 #ifndef RTO_SELF_H
 #define RTO_SELF_H
 
 #include "rto_base.h"
+#include "decide.h"
 
-/* self.c: the calling thread's mode: its own, else the mode= option. */
-RTO_HIDDEN int rto_thread_mode(void);
+/* rto_thread_mode() and rto_decide_self(): decide.h, where the marked path reads them. */
 /* self.c: the calling thread is one of our helpers (set by helper.c on itself). */
 RTO_HIDDEN int rto_helper_is_self(void);
 RTO_HIDDEN void rto_helper_set_self(void);

@@ -312,9 +312,11 @@ static const char *stream_of(const struct call *c)
 }
 
 /*
- * async:NAME: queue the call's bytes when its handling is async, through
- * the adapter rto_async_NAME() of libsrc/async_adapt.h, given the call's
- * parameters in order (the compiler checks them against its prototype).
+ * async:NAME: queue the call's bytes when the decision says so
+ * (rto_async_wanted(), route.c: an async handling, or a file under
+ * async_path=), through the adapter rto_async_NAME() of
+ * libsrc/async_adapt.h, given the call's parameters in order (the
+ * compiler checks them against its prototype).
  */
 static const char *const adapters[] = {"bytes",	    "items",	    "cstring", "line",
 				       "putc_byte", "putchar_byte", "flush"};
@@ -330,8 +332,11 @@ static void emit_async(FILE *o, const struct call *c)
 	if (i == n)
 		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async_adapt.h)", c->name,
 			c->async);
-	fprintf(o, "\t{\n\t\t%s r;\n\t\tint q = rto_async_%s(&rto_fn_%s, ", c->ret, c->async,
-		c->name);
+	/* The queue question: write's descriptor, a stream call's stream. */
+	int bytes = !strcmp(c->async, "bytes");
+	fprintf(o, "\tif (RTO_UNLIKELY(rto_async_wanted(&rto_fn_%s, %s, %s))) {\n", c->name,
+		bytes ? c->p[0].name : "-1", bytes ? "NULL" : stream_of(c));
+	fprintf(o, "\t\t%s r;\n\t\tint q = rto_async_%s(&rto_fn_%s, ", c->ret, c->async, c->name);
 	list(o, c, 0);
 	fprintf(o, ", &r);\n\t\tif (q <= 0)\n\t\t\treturn q ? %s : r;\n\t}\n", c->fail);
 }
@@ -733,16 +738,22 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		list(o, c, 0);
 		fprintf(o, ");\n");
 	}
-	if (is_void) {
-		fprintf(o, "\tRTO_WATCHED(&rto_fn_%s, rto_routed_%s(", c->name, c->name);
-		list(o, c, 0);
-		fprintf(o, "));\n}\n\n");
-		return;
-	}
-	fprintf(o, "\t%s ret;\n\tRTO_WATCHED(&rto_fn_%s, ret = rto_routed_%s(", c->ret, c->name,
-		c->name);
+	/*
+	 * faults:warn (callsite.h): the routed part between two fault
+	 * readings, written out here as RTO_WATCHED() is for the hand-made
+	 * wrappers, so that the generated path needs no header's logic.
+	 */
+	if (!is_void)
+		fprintf(o, "\t%s ret;\n", c->ret);
+	fprintf(o,
+		"\tif (RTO_UNLIKELY(rto_fault_watch)) {\n\t\tstruct rto_fault_mark fm;\n"
+		"\t\trto_fault_begin(&fm);\n\t\t%srto_routed_%s(",
+		is_void ? "" : "ret = ", c->name);
 	list(o, c, 0);
-	fprintf(o, "));\n\treturn ret;\n}\n\n");
+	fprintf(o, ");\n\t\trto_fault_end(&fm, &rto_fn_%s);\n\t} else {\n\t\t%srto_routed_%s(",
+		c->name, is_void ? "" : "ret = ", c->name);
+	list(o, c, 0);
+	fprintf(o, ");\n\t}\n%s}\n\n", is_void ? "" : "\treturn ret;\n");
 }
 
 /* A generated file, opened with its first lines: NULL (said) when it cannot be. */

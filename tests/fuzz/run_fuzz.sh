@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Build the fuzz targets with clang and libFuzzer (build dir <repo>/build-fuzz)
-# and fuzz the RTOFFLOAD_OPTIONS parser and the policy_file= parser for
-# SECONDS in all (default 60, the CI run; two thirds to the options).
+# and fuzz the RTOFFLOAD_OPTIONS parser, the policy_file= parser and the
+# decision (libsrc/decide.h) for SECONDS in all (default 60, the CI run;
+# half to the options).
 # Exits non-zero when the fuzzer finds a crash or a broken invariant; the
 # input is then in build-fuzz/artifacts/ and the log says which invariant.
 #
@@ -16,6 +17,7 @@
 # from.  After a long run, fold the new inputs into the seeds, minimised:
 #   build-fuzz/fuzz_options -merge=1 tests/fuzz/corpus/options build-fuzz/corpus/options
 #   build-fuzz/fuzz_policy -merge=1 tests/fuzz/corpus/policy build-fuzz/corpus/policy
+#   build-fuzz/fuzz_decide -merge=1 tests/fuzz/corpus/decide build-fuzz/corpus/decide
 #
 # Environment: BUILD_DIR (default <repo>/build-fuzz), JOBS (default 1),
 # MAX_LEN (default 9000: longer than PATH_MAX, so every length limit is hit).
@@ -62,6 +64,7 @@ fuzz() {
 	"$build/fuzz_$target" "${args[@]}" "$work" "$seeds"
 }
 
-# The option parser gets two thirds of the time, the policy-file parser the rest.
-fuzz options $((seconds - seconds / 3))
-fuzz policy $((seconds / 3 > 0 ? seconds / 3 : 1))
+# The option parser gets half the time, the policy-file parser and the decision a quarter each.
+fuzz options $((seconds - seconds / 2))
+fuzz policy $((seconds / 4 > 0 ? seconds / 4 : 1))
+fuzz decide $((seconds / 4 > 0 ? seconds / 4 : 1))
