@@ -10,6 +10,7 @@
 # independent and hidden, so the shared library can take it in; the
 # program provides rto_common_syscall().
 set(RTO_COMMON_DIR ${CMAKE_CURRENT_LIST_DIR})
+include(${CMAKE_CURRENT_LIST_DIR}/../folders.cmake) # RTO_LIBSRC_DIRS
 function(rto_common_library target)
   add_library(${target} STATIC
     ${RTO_COMMON_DIR}/options.c ${RTO_COMMON_DIR}/cpulist.c ${RTO_COMMON_DIR}/validate.c
@@ -20,5 +21,5 @@ function(rto_common_library target)
   target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
   # No fortified string calls: in the library they would reach our own wrappers' names.
   target_compile_options(${target} PRIVATE -U_FORTIFY_SOURCE ${ARGN})
-  target_include_directories(${target} PUBLIC ${RTO_COMMON_DIR} ${RTO_COMMON_DIR}/../include)
+  target_include_directories(${target} PUBLIC ${RTO_LIBSRC_DIRS} ${RTO_COMMON_DIR}/../../include)
 endfunction()
