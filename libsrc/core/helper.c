@@ -30,7 +30,7 @@
 #include "async.h"
 #include "callsite.h"
 #include "transport.h"
-#include "resolver.h"
+#include "dns_state.h"
 #include "resolve.h"
 #include "helper.h"
 #include "stdio_lock.h"

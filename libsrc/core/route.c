@@ -12,7 +12,7 @@
 #include "route.h"
 #include "fdclass.h"
 #include "transport.h"
-#include "resolver.h"
+#include "dns_state.h"
 #include "helper.h"
 #include "stdio_lock.h"
 #include "sanitizer.h"

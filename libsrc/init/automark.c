@@ -20,7 +20,7 @@
 #include "options_load.h"
 #include "rto_fast.h"
 #include "self.h"
-#include "thread.h"
+#include "mark.h"
 #include "automark.h"
 #include "own_thread.h"
 #include "callsite.h"

@@ -5,7 +5,7 @@
  * threads it had (helpers start with the first mark, thread.c).
  */
 #include "options_load.h"
-#include "thread.h"
+#include "mark.h"
 #include "automark.h"
 #include "async.h"
 #include "policy.h"

@@ -13,7 +13,7 @@
 #include "procfs.h"
 #include "options_load.h"
 #include "rto_fast.h"
-#include "thread_faults.h"
+#include "fault_count.h"
 #include "fn.h"
 #include "callsite.h"
 #include "resolve.h"

@@ -2,13 +2,13 @@
 /*
  * Page faults of marked threads: whether they are counted, a thread's own
  * counters (getrusage, /proc/self/task/TID/stat), and the totals of the
- * finished marked intervals.  Below thread.c, stats.c and callsite.c,
+ * finished marked intervals.  Below mark.c, stats.c and callsite.c,
  * which all read them; it calls none of them.
  */
 #include "options_load.h"
 #include "procfs.h"
 #include "rto_fast.h"
-#include "thread_faults.h"
+#include "fault_count.h"
 #include "resolve.h"
 
 #include <errno.h>
@@ -74,7 +74,7 @@ static uint64_t since(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
-/* A marked interval ended (thread.c): its faults join the totals. */
+/* A marked interval ended (mark.c): its faults join the totals. */
 void rto_thread_faults_add(uint64_t minor, uint64_t major)
 {
 	uatomic_add(&faults_minor, minor);

@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * thread.c: marking and unmarking a thread, its marked time, its signal mask.
+ * mark.c: marking and unmarking a thread, its marked time, its signal mask.
  *
  * Concurrency: Called on the thread concerned (or by mark= for another one: *_remote,
  * under automark.c's lock); not on the caller's path: they may make
  * system calls (getrusage, /proc).
  */
-#ifndef RTO_THREAD_H
-#define RTO_THREAD_H
+#ifndef RTO_MARK_H
+#define RTO_MARK_H
 
 #include "rto_base.h"
 #include "rto_fast.h"
 
-/* thread.c: what a helper must know of its caller (priority, signal mask). */
+/* mark.c: what a helper must know of its caller (priority, signal mask). */
 RTO_HIDDEN void rto_thread_capture(struct rto_thread *t);
-/* thread.c: a strict thread learns its descriptors now (thread_api.c: a mode change). */
+/* mark.c: a strict thread learns its descriptors now (mark_api.c: a mode change). */
 RTO_HIDDEN void rto_thread_strict_prepare(int mode);
-/* thread.c: the calling thread becomes marked / unmarked (faults, prefault). */
+/* mark.c: the calling thread becomes marked / unmarked (faults, prefault). */
 RTO_HIDDEN void rto_thread_marked(void);
 RTO_HIDDEN void rto_thread_unmarked(void);
 RTO_HIDDEN void rto_thread_init(void);
-/* thread.c: t (another thread, tid) was marked / unmarked by mark= (automark.c). */
+/* mark.c: t (another thread, tid) was marked / unmarked by mark= (automark.c). */
 RTO_HIDDEN void rto_thread_marked_remote(struct rto_thread *t, pid_t tid);
 RTO_HIDDEN void rto_thread_unmarked_remote(struct rto_thread *t, pid_t tid);
-/* thread.c: the calling thread exits (a thread-specific destructor). */
+/* mark.c: the calling thread exits (a thread-specific destructor). */
 RTO_HIDDEN void rto_thread_exits(void);
 
-#endif /* RTO_THREAD_H */
+#endif /* RTO_MARK_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The thread API of include/rtoffload.h: mark, unmark, mode.  Above
- * init.c (a mark may come before our constructor) and thread.c.
+ * init.c (a mark may come before our constructor) and mark.c.
  */
 #include "backstop.h"
 #include "rto_fast.h"
 #include "self.h"
-#include "thread.h"
+#include "mark.h"
 #include "callsite.h"
 #include "helper.h"
 #include "init.h"

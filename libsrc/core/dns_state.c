@@ -11,7 +11,7 @@
  * state was never initialised needs nothing: the worker's own is the same
  * defaults, read from the same resolv.conf.
  */
-#include "resolver.h"
+#include "dns_state.h"
 
 #include <resolv.h>
 
