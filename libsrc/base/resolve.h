@@ -49,7 +49,7 @@ RTO_HIDDEN void rto_resolve_all(void);
 
 /*
  * A raw system call through libc's syscall(), never our interceptor
- * (seccomp.c).  The launcher shares cpulist.c, options.c and report.c and
+ * (wrap_syscall.c).  The launcher shares cpulist.c, options.c and report.c and
  * has no interceptor: there it is libc's syscall().
  */
 #ifdef RTOFFLOAD_BUILDING

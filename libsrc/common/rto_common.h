@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rto_common: the code the library and the launcher (tools/) share, built
- * once as a small static library (libsrc/rto_common.cmake), so that the
+ * once as a small static library (libsrc/common/rto_common.cmake), so that the
  * launcher accepts and refuses a configuration by exactly the library's
  * rules.  It offers four modules, each with its own header:
  *

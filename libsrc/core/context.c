@@ -17,9 +17,9 @@
  *
  * Seen through the wrappers (setfsuid, setfsgid, capset, unshare, setns:
  * calls.tbl's "thread" rows; prctl(PR_SET_SECCOMP) in automark.c), the
- * syscall() wrapper (seccomp.c) for the calls glibc has no function for,
+ * syscall() wrapper (wrap_syscall.c) for the calls glibc has no function for,
  * the backstop's handler for the same calls made raw (syscalls.tbl "ctx"),
- * and at a thread's first mark for what it changed before (thread.c).
+ * and at a thread's first mark for what it changed before (mark.c).
  * Only a change counts: setfsuid to the thread's euid is none.
  */
 #include "rto_fast.h"

@@ -5,7 +5,7 @@
  * on a MADV_WIPEONFORK mapping, so the child sees them zeroed (ready == 0)
  * even after a clone() that runs no atfork handler, and the next offload or
  * mark starts fresh helpers there.  A vfork() child shares all memory with
- * its parent, so it must offload nothing: vfork.c makes its calls direct.
+ * its parent, so it must offload nothing: wrap_vfork.c makes its calls direct.
  */
 #include "options_load.h"
 #include "rto_fast.h"

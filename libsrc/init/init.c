@@ -2,7 +2,7 @@
 /*
  * Load time: options, the real libc functions, the queue mapping.  No
  * thread is started here: a process that never marks a thread keeps the
- * threads it had (helpers start with the first mark, thread.c).
+ * threads it had (helpers start with the first mark, mark.c).
  */
 #include "options_load.h"
 #include "mark.h"

@@ -4,7 +4,7 @@
  *
  * Concurrency: rto_init_once() runs the load-time setup once, on the
  * loading thread, before the program's constructors (or earlier, from a
- * mark made in a constructor that ran before ours: thread_api.c).  It is
+ * mark made in a constructor that ran before ours: mark_api.c).  It is
  * not locked: only one thread runs at load, and every other thread is
  * started after it (pthread_create orders its stores before them).  What
  * it sets (options, the real functions, the queue mapping, the hooks
