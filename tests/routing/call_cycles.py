@@ -119,7 +119,8 @@ def check_layers(libsrc, info, owner):
     bad = []
     for f, ok in sorted(may.items()):
         bad += [f"{f}/README: May call {g}: no such folder" for g in sorted(ok - set(may))]
-    bad += [f"unit {u}: in no folder of {libsrc}" for u in sorted(info) if u not in folder]
+    bad += [f"unit {u}: in no folder of {libsrc} (a new file: give it one; an object left "
+            f"by a renamed file: build afresh)" for u in sorted(info) if u not in folder]
     if bad:
         return bad
     order = layer_order(may)
