@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The shared benchmark harness: see harness.h for the model. */
 #include "harness.h"
-#include "json.h" /* libsrc/json.h */
+#include "json.h" /* libsrc/common/json.h */
 
 #include <dirent.h>
 #include <errno.h>
@@ -717,7 +717,7 @@ void h_reply_merge(struct h_reply *into, struct h_reply *from)
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-/* The writer's sink (libsrc/json.h: the library's, the tools' and bench's one writer). */
+/* The writer's sink (libsrc/common/json.h: the library's, the tools' and bench's one writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);

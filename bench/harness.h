@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h" /* libsrc/json.h */
+#include "json.h" /* libsrc/common/json.h */
 
 /* ---- the command line every family accepts ------------------------------ */
 
@@ -191,7 +191,7 @@ void h_send_value(const char *name, double value);
 
 /*
  * ---- JSON (a streaming writer: keys in order, commas handled) -------------
- * libsrc/json.h's writer in its pretty layout, into a file.
+ * libsrc/common/json.h's writer in its pretty layout, into a file.
  */
 
 struct h_json {

@@ -315,7 +315,7 @@ static const char *stream_of(const struct call *c)
  * async:NAME: queue the call's bytes when the decision says so
  * (rto_async_wanted(), route.c: an async handling, or a file under
  * async_path=), through the adapter rto_async_NAME() of
- * libsrc/async_adapt.h, given the call's parameters in order (the
+ * libsrc/async/async_adapt.h, given the call's parameters in order (the
  * compiler checks them against its prototype).
  */
 static const char *const adapters[] = {"bytes",	    "items",	    "cstring", "line",
@@ -330,7 +330,7 @@ static void emit_async(FILE *o, const struct call *c)
 	for (i = 0; i < n && strcmp(adapters[i], c->async); i++)
 		;
 	if (i == n)
-		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async_adapt.h)", c->name,
+		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async/async_adapt.h)", c->name,
 			c->async);
 	/* The queue question: write's descriptor, a stream call's stream. */
 	int bytes = !strcmp(c->async, "bytes");
@@ -525,7 +525,7 @@ static int has_param(const struct call *c, const char *name);
 /*
  * "timerfd:create" (timerfd_create(clockid, flags)), "timerfd:set"
  * (timerfd_settime(fd, flags, nv, ...)): the run function tells
- * libsrc/timerfd_track.c what the timerfd will do, wherever the call ran,
+ * libsrc/predict/timerfd_track.c what the timerfd will do, wherever the call ran,
  * so that a marked thread's read of it can say when it ends.
  */
 static void emit_timerfd(FILE *o, const struct call *c)
@@ -587,7 +587,7 @@ static int has_param(const struct call *c, const char *name)
  * "timeout:CLK,P" (an absolute timespec on CLK, a parameter or a
  * CLOCK_ constant), "timeout:cond=C,P" (an absolute timespec on the clock
  * of condition variable C): before a marked thread waits, it says until
- * when at the latest (libsrc/wake_hint.h).
+ * when at the latest (libsrc/core/wake_hint.h).
  */
 static void emit_timeout(FILE *o, const struct call *c)
 {
@@ -627,7 +627,7 @@ static void emit_timeout(FILE *o, const struct call *c)
  * "wake:CLK,FLAGS,TS" (clock_nanosleep), "wake:TS" (a relative timespec),
  * "wake:us=US" (microseconds), "wake:fd=FD" (a read: of a timerfd the
  * program armed, its next expiry): before a marked thread sleeps, it says
- * until when (libsrc/wake_hint.h), for the helpers' plan.
+ * until when (libsrc/core/wake_hint.h), for the helpers' plan.
  */
 static void emit_wake(FILE *o, const struct call *c)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NR 512 /* RTO_SYSENT_COUNT in libsrc/backstop.h */
+#define MAX_NR 512 /* RTO_SYSENT_COUNT in libsrc/backstop/backstop.h */
 
 static const char *const classes[][2] = {
 	{"desc", "RTO_CLASS_DESC"},	{"path", "RTO_CLASS_PATH"},

@@ -589,7 +589,7 @@ static void print_kernel(const struct facts *f)
 		    f->rt_runtime, f->rt_period);
 	else
 		row("RT throttling", "unknown");
-	/* The library's answer to it (libsrc/pollcap.c), whatever helper_wake= says. */
+	/* The library's answer to it (libsrc/core/pollcap.c), whatever helper_wake= says. */
 	if (f->rt_runtime >= 0 && f->rt_period > 0)
 		row("helper polling",
 		    "at SCHED_FIFO for at most %ld us of every %ld us, then at SCHED_OTHER: "

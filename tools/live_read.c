@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reading a process's live segment (libsrc/live_layout.h) for
+ * Reading a process's live segment (libsrc/report/live_layout.h) for
  * `rtoffload stat` and `rtoffload top`: open it, ask its publisher for a
  * fresh copy, and take a consistent copy under the seqlock.
  */
@@ -138,7 +138,7 @@ static int ask(struct rto_live *l)
 
 /*
  * The library names only exited threads: it opens no file while the
- * program runs (libsrc/stats.c).  A running one's name is in /proc.
+ * program runs (libsrc/observe/stats.c).  A running one's name is in /proc.
  */
 static void name_threads(struct rto_live *l)
 {

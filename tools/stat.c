@@ -145,14 +145,14 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	}
 }
 
-/* The writer's sink (libsrc/json.h: the library's stats_file writes through the same writer). */
+/* The writer's sink (libsrc/common/json.h: the library's stats_file writes through the same writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);
 }
 
 /*
- * The JSON as rows (libsrc/report_rows.h, the model of the library's own
+ * The JSON as rows (libsrc/common/report_rows.h, the model of the library's own
  * stats_file): a row per section, function, thread and stalled call.
  */
 static void counts_row(struct rto_row *r, const struct rto_live_counts *c)

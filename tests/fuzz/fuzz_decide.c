@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target for the decision (libsrc/decide.h's rto_decide()): the
+ * libFuzzer target for the decision (libsrc/core/decide.h's rto_decide()): the
  * input's bytes are a struct rto_decide_in, field by field and any value,
  * not only the ones the library passes (a handling past the enum, flag
  * bits no row has, facts already answered), and the answers to the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target for the RTOFFLOAD_OPTIONS parser, rto_options_parse()
- * (libsrc/options.c, with rto_cpulist_parse() from cpulist.c).
+ * (libsrc/common/options.c, with rto_cpulist_parse() from cpulist.c).
  *
  * The parser runs in the constructor of every process the library is
  * preloaded into, on a string anyone can put in the environment, so:

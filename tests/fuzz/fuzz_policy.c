@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target for the policy_file= parser (libsrc/policy.c): one rule
+ * libFuzzer target for the policy_file= parser (libsrc/core/policy.c): one rule
  * a line, "NAME HANDLING" or "NAME:HANDLING", '#' comments, blank lines.
  *
  * The file is read in the constructor of a program whose user may not be

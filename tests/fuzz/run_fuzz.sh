@@ -3,7 +3,7 @@
 #
 # Build the fuzz targets with clang and libFuzzer (build dir <repo>/build-fuzz)
 # and fuzz the RTOFFLOAD_OPTIONS parser, the policy_file= parser and the
-# decision (libsrc/decide.h) for SECONDS in all (default 60, the CI run;
+# decision (libsrc/core/decide.h) for SECONDS in all (default 60, the CI run;
 # half to the options).
 # Exits non-zero when the fuzzer finds a crash or a broken invariant; the
 # input is then in build-fuzz/artifacts/ and the log says which invariant.

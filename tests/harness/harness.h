@@ -43,12 +43,12 @@
 /*
  * There too, a call given callbacks (scandir's filter, compar) runs on the
  * caller: the runtime's wrappers of them work only there
- * (libsrc/sanitizer.c).
+ * (libsrc/base/sanitizer.c).
  */
 /*
  * ThreadSanitizer cannot follow threads started in the child of a
  * multi-threaded fork: under it the library marks nothing and starts no
- * helper there (libsrc/fork.c), and a test's forked child makes its calls
+ * helper there (libsrc/core/fork.c), and a test's forked child makes its calls
  * on its own thread.
  */
 #ifdef __SANITIZE_THREAD__

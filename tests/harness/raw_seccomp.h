@@ -2,7 +2,7 @@
 /*
  * seccomp(SECCOMP_SET_MODE_FILTER, 0, prog) without going through libc.
  * The library honours a filter a thread installs for itself through libc
- * by running that thread's calls locally (libsrc/seccomp.c); the tests'
+ * by running that thread's calls locally (libsrc/wrap/wrap_syscall.c); the tests'
  * witness filters must not be seen, so they are installed this way.
  */
 #ifndef RTO_TEST_RAW_SECCOMP_H

@@ -185,7 +185,7 @@ SCENARIO(malloc_stack)
 		return 100;
 	/*
 	 * Served by jemalloc: it knows the block (arenas.lookup).  The symbol
-	 * malloc itself may be ours (rtoffload first: libsrc/malloc.c forwards
+	 * malloc itself may be ours (rtoffload first: libsrc/alloc/malloc.c forwards
 	 * an unmarked thread's malloc to the next one, jemalloc's).
 	 */
 	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
@@ -681,7 +681,7 @@ static void allowlist_case(const char *when)
 	/*
 	 * With the helpers already running (after), marking must work and the
 	 * calls must go through the marked path: offloaded, or run locally
-	 * because the library saw the thread's filter (seccomp.c; whether
+	 * because the library saw the thread's filter (wrap_syscall.c; whether
 	 * PR_GET_SECCOMP is in the allow-list decides which), counted either
 	 * way, where an unmarked thread's calls count nothing.  Before, the
 	 * filter may refuse the helpers' creation, and then marking fails

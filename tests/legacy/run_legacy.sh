@@ -579,7 +579,7 @@ case_gcc() {
 # util-linux's setpriv.  Changing user keeping capabilities: setpriv sets
 # PR_SET_KEEPCAPS and capabilities on its own thread only, and glibc's
 # setresgid broadcast reaches the helper threads too, which take the same
-# state first (libsrc/cred_mirror.c); before, they lacked it and glibc aborted.
+# state first (libsrc/core/cred_mirror.c); before, they lacked it and glibc aborted.
 case_setpriv() {
 	step setpriv-nnp setpriv --no-new-privs ls -ld /
 	step setpriv-dumpable setpriv --no-new-privs --inh-caps=-all id -u

@@ -247,13 +247,13 @@ Test(live, fork_exec_children_keep_their_descriptor_numbers, .timeout = TEST_TIM
 #ifdef __SANITIZE_THREAD__
 	/*
 	 * ThreadSanitizer: a child of a process with helpers marks nothing and
-	 * starts no helper (libsrc/fork.c), so the window looked at here does
+	 * starts no helper (libsrc/core/fork.c), so the window looked at here does
 	 * not exist; the first child (its parent has no helper yet) starts
 	 * them, and TSan, which does not follow threads started in a forked
 	 * child, reports the queue's accesses (exit 66).  Checked by the plain
 	 * and the ASan runs.
 	 */
-	cr_skip_test("under ThreadSanitizer a forked child starts no helpers (libsrc/fork.c)");
+	cr_skip_test("under ThreadSanitizer a forked child starts no helpers (libsrc/core/fork.c)");
 #endif
 
 	cr_assert_eq(run_proc(argv, env, &p), 0);

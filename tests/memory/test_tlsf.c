@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libsrc/pool_tlsf.c on its own: a random mix of malloc, memalign, resize
+ * libsrc/alloc/pool_tlsf.c on its own: a random mix of malloc, memalign, resize
  * and free over one region, every live block's bytes checked, alignment
  * and usable sizes kept, used/high accounted; once all is freed the
  * neighbours have merged back into one block.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * handoff.pml: a Promela model of the request hand-off between marked
- * callers and helper workers, as libsrc/transport.c and libsrc/helper.c
+ * callers and helper workers, as libsrc/core/transport.c and libsrc/core/helper.c
  * have it (README.md here: the mapping line by line, the abstractions and
  * why they are sound, the properties, the mutants).  check.sh runs it.
  *

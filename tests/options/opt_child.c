@@ -7,7 +7,7 @@
  * its calls go to a supervisor process (SECCOMP_RET_USER_NOTIF) that
  * answers EAGAIN and counts them -- the witness that no later call tries
  * again.  The filter is TSYNC, as one covering the helpers would be, so
- * the library does not take it for the thread's own (seccomp.c).
+ * the library does not take it for the thread's own (wrap_syscall.c).
  *
  *   opt_child fallback DIR   an open and 50 writes of DIR/f, offload mode
  *   opt_child strict DIR     the same in strict mode

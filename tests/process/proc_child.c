@@ -410,7 +410,7 @@ static int scenario_sigwait(void)
 	pthread_exit(NULL);
 }
 
-/* ---- the helpers' look at /proc (libsrc/lifetime.c) ------------------------------- */
+/* ---- the helpers' look at /proc (libsrc/core/lifetime.c) ------------------------------- */
 
 static void idle(void)
 {

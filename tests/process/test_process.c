@@ -88,7 +88,7 @@ static const char *const fork_checks[] = {
 /*
  * Under ThreadSanitizer the child of a multi-threaded fork cannot start
  * threads: the library marks nothing and starts no helper there
- * (libsrc/fork.c), so the child's calls run on it and it makes no thread.
+ * (libsrc/core/fork.c), so the child's calls run on it and it makes no thread.
  */
 #ifdef __SANITIZE_THREAD__
 #define FORK_CHILD_DIRECT 1

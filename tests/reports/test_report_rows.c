@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The reports' writer and row model (libsrc/json.h, libsrc/report_rows.h),
+ * The reports' writer and row model (libsrc/common/json.h, libsrc/common/report_rows.h),
  * byte for byte: the library's stats_file and exit table, `rtoffload stat`
  * and bench's result files are made with them, and their readers (tests,
  * scripts, plots) read those bytes.  Linked to rto_common alone.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Which compilation units of the library lie on call cycles.
 
-  call_cycles.py OBJDIR... [--max N] [--allow A:B ...]
+  call_cycles.py OBJDIR... [--max N] [--allow A:B ...] [--layers LIBSRC]
 
 Reads the library's object files under each OBJDIR (nm), draws an edge from a unit to every
 unit that defines a symbol it uses, and prints the strongly connected
@@ -12,6 +12,15 @@ units A and B (a documented hand-off, such as helper <-> transport).
 ThreadSanitizer rto_mutex_lock() calls pthread_mutex_lock through the PLT,
 where TSan's interceptor comes first: not our wrapper of that name).  Exits
 1 when more than N units lie on cycles.
+
+--layers LIBSRC: the folders' layering too.  Each folder of LIBSRC with a
+README is a subsystem: its units are its *.c files and the generated ones
+its "Generated:" line names; its "May call:" line names the folders its
+units may call ("-": none), and each "Except: A -> B" line one call of
+unit A to unit B outside them, kept for a reason said beside it.  Exits 1
+when a unit is in no folder, when folders allow each other in a circle,
+or when a unit calls into a folder its own does not allow: a lower folder
+never calls a higher one.
 """
 import argparse, collections, os, subprocess, sys
 
@@ -63,6 +72,79 @@ def sccs(graph):
     return out
 
 
+def layers(libsrc):
+    folder, may, excepts = {}, {}, set()
+    for f in sorted(os.listdir(libsrc)):
+        readme = os.path.join(libsrc, f, "README")
+        if not os.path.isfile(readme):
+            continue
+        may[f] = set()
+        for name in os.listdir(os.path.join(libsrc, f)):
+            if name.endswith(".c"):
+                folder[name[:-2]] = f
+        with open(readme) as r:
+            for line in r:
+                key, _, val = line.partition(":")
+                if key == "May call":
+                    may[f] = set(val.split()) - {"-"}
+                elif key == "Generated":
+                    folder.update((u, f) for u in val.split())
+                elif key == "Except":
+                    a, _, b = val.partition("->")
+                    excepts.add((a.strip(), b.strip()))
+    return folder, may, excepts
+
+
+def layer_order(may):
+    """The folders lowest first, or None when some allow each other in a circle."""
+    order, state = [], {}
+
+    def visit(f):
+        if state.get(f) == 1:
+            return False
+        if state.get(f) == 2:
+            return True
+        state[f] = 1
+        if not all(visit(g) for g in sorted(may[f])):
+            return False
+        state[f] = 2
+        order.append(f)
+        return True
+
+    return order if all(visit(f) for f in sorted(may)) else None
+
+
+def check_layers(libsrc, info, owner):
+    folder, may, excepts = layers(libsrc)
+    bad = []
+    for f, ok in sorted(may.items()):
+        bad += [f"{f}/README: May call {g}: no such folder" for g in sorted(ok - set(may))]
+    bad += [f"unit {u}: in no folder of {libsrc} (a new file: give it one; an object left "
+            f"by a renamed file: build afresh)" for u in sorted(info) if u not in folder]
+    if bad:
+        return bad
+    order = layer_order(may)
+    if order is None:
+        return ["the folders' May call lines go round in a circle"]
+    print("layers, lowest first: " + " < ".join(order))
+    used = set()
+    for u, (_, syms) in sorted(info.items()):
+        up = collections.defaultdict(list)
+        for s in syms:
+            v = owner.get(s)
+            if not v or folder[v] == folder[u] or folder[v] in may[folder[u]]:
+                continue
+            if (u, v) in excepts:
+                used.add((u, v))
+                continue
+            up[v].append(s)
+        bad += [f"{folder[u]}/{u} calls {folder[v]}/{v} ({' '.join(sorted(s))}): "
+                f"{folder[u]}/README does not allow {folder[v]}" for v, s in sorted(up.items())]
+    for a, b in sorted(excepts - used):
+        print(f"  note: Except: {a} -> {b}: no such call now (the line can go)")
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("objdir", nargs="+")
@@ -70,6 +152,8 @@ def main():
     ap.add_argument("--allow", action="append", default=[])
     ap.add_argument("--external", action="append", default=[],
                     help="a symbol that binds outside the library at run time")
+    ap.add_argument("--layers", metavar="LIBSRC",
+                    help="check the folders' layering (their README files)")
     a = ap.parse_args()
     objs = [os.path.join(r, f) for d in a.objdir for r, _, fs in os.walk(d) for f in fs
             if f.endswith(".c.o")]
@@ -90,8 +174,16 @@ def main():
     print(f"{len(info)} units, {on_cycles} on call cycles")
     for c in cycles:
         print("  cycle: " + " ".join(c))
+    failed = False
     if a.max is not None and on_cycles > a.max:
         print(f"call_cycles: {on_cycles} units on cycles, at most {a.max} allowed")
+        failed = True
+    if a.layers:
+        external = set(a.external)
+        for line in check_layers(a.layers, info, {s: u for s, u in owner.items() if s not in external}):
+            print("call_cycles: " + line)
+            failed = True
+    if failed:
         sys.exit(1)
 
 

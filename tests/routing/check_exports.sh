@@ -5,7 +5,7 @@
 #      (rt_offload_* in include/rtoffload.h);
 #   2. every row is exported (vfork only on x86-64, where it is written);
 #   3. no PLT slot of the library points at a name it exports: the library
-#      never calls its own interceptors (libsrc/real.h);
+#      never calls its own interceptors (libsrc/base/real.h);
 #   4. every row is named by a test under tests/;
 #   5. the "made" column says how each wrapper is made: the generated unit
 #      (shims.c) defines exactly the exported names of the rows made "gen";
@@ -40,7 +40,7 @@ objdump -R "$lib" | awk '$2 ~ /JUMP_SLOT|GLOB_DAT/ { sub(/@.*/, "", $3); print $
 	sort -u >"$tmp/slots"
 comm -12 "$tmp/slots" "$tmp/exported" >"$tmp/self"
 # Under ThreadSanitizer the library's own mutexes go through the tool's
-# interceptor, first in the lookup order (libsrc/real.h: rto_mutex_lock).
+# interceptor, first in the lookup order (libsrc/base/real.h: rto_mutex_lock).
 if nm -D --undefined-only "$lib" | grep -q '__tsan_init'; then
 	grep -vx 'pthread_mutex_lock\|pthread_mutex_trylock\|pthread_mutex_timedlock\|pthread_mutex_unlock' \
 		"$tmp/self" >"$tmp/s" || true
@@ -48,7 +48,7 @@ if nm -D --undefined-only "$lib" | grep -q '__tsan_init'; then
 fi
 if [ -s "$tmp/self" ]; then
 	echo "the library calls its own exported names through the PLT/GOT:" $(cat "$tmp/self")
-	echo "(call rto_real_NAME instead: libsrc/real.h)"
+	echo "(call rto_real_NAME instead: libsrc/base/real.h)"
 	fail=1
 fi
 

@@ -2,7 +2,7 @@
 /*
  * The documented rules of how a marked thread's call runs (calls.tbl's
  * header, docs/ARCHITECTURE.md, docs/OPTIONS.md's mode=, fd_local=,
- * children=, async_path=), as properties of libsrc/decide.h's rto_decide():
+ * children=, async_path=), as properties of libsrc/core/decide.h's rto_decide():
  * what a verdict implies, what forces one, and which facts may be asked
  * for.  Not the decision written again: each rule is one sentence of the
  * documentation, checked on its own.  Shared by the table test

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libsrc/decide.h's rto_decide() as a table: every handling (the row's or
+ * libsrc/core/decide.h's rto_decide() as a table: every handling (the row's or
  * a policy's) x every flag and argument hint that matters to it x every
  * thread state (strict or not, a kernel context of its own or not, known
  * or asked for, the SIGSYS handler or a wrapper, helpers not looked at,

@@ -94,7 +94,7 @@ static int install(struct filter *f)
 	/*
 	 * A raw syscall, not glibc's syscall(): the library honours a filter a
 	 * thread installs for itself by running that thread's calls locally
-	 * (libsrc/seccomp.c).  This filter is a witness of where the calls run,
+	 * (libsrc/wrap/wrap_syscall.c).  This filter is a witness of where the calls run,
 	 * so it is installed where the library cannot see it.
 	 */
 	return (int)raw_seccomp_filter(&prog);

@@ -6,7 +6,7 @@
 # races, lock order).  Builds the library and this directory's programs
 # with the valgrind preset of CMakePresets.json (build-valgrind/,
 # RelWithDebInfo, warnings are errors, RTOFFLOAD_VALGRIND=ON: the
-# happens-before annotations of libsrc/helgrind_annot.h), then runs
+# happens-before annotations of libsrc/base/helgrind_annot.h), then runs
 # offload_mt.c under each tool in four ways:
 #
 #   linked   rto_offload_mt_linked, RTOFFLOAD_OPTIONS=fd_local=none

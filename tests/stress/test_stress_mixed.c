@@ -254,7 +254,7 @@ static void signaller_job(void *arg)
  * The child of a fork: one offloaded write from the (marked) forking
  * thread.  Under ThreadSanitizer, which cannot follow threads started in
  * the child of a multi-threaded fork, the library marks nothing there
- * (libsrc/fork.c): the write is made directly.
+ * (libsrc/core/fork.c): the write is made directly.
  */
 #ifdef __SANITIZE_THREAD__
 #define FORK_CHILD_DIRECT 1

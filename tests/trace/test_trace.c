@@ -38,7 +38,7 @@
 #define POOL_FULL_MIN CYCLES
 #endif
 /*
- * Under ThreadSanitizer a forked child marks nothing (libsrc/fork.c): it
+ * Under ThreadSanitizer a forked child marks nothing (libsrc/core/fork.c): it
  * exits 10, its file has no track; and trace_child makes no raw fork.
  */
 #ifdef __SANITIZE_THREAD__

@@ -291,7 +291,7 @@ static void hog_cpu0(void)
 /*
  * A child's work: its thread marked, 20 offloaded writes, exit().  Under
  * ThreadSanitizer a child of a multi-threaded fork may start no thread,
- * so the library marks nothing there (EAGAIN, libsrc/fork.c): the writes
+ * so the library marks nothing there (EAGAIN, libsrc/core/fork.c): the writes
  * run unmarked, and the child exits 10.
  */
 static void child_work(void)
