@@ -330,8 +330,8 @@ static void emit_async(FILE *o, const struct call *c)
 	for (i = 0; i < n && strcmp(adapters[i], c->async); i++)
 		;
 	if (i == n)
-		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async/async_adapt.h)", c->name,
-			c->async);
+		fail_at(c->line, "'%s': async:%s: no such adapter (libsrc/async/async_adapt.h)",
+			c->name, c->async);
 	/* The queue question: write's descriptor, a stream call's stream. */
 	int bytes = !strcmp(c->async, "bytes");
 	fprintf(o, "\tif (RTO_UNLIKELY(rto_async_wanted(&rto_fn_%s, %s, %s))) {\n", c->name,

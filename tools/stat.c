@@ -145,7 +145,8 @@ void live_print(FILE *o, const struct rto_live *l, const struct rto_live *before
 	}
 }
 
-/* The writer's sink (libsrc/common/json.h: the library's stats_file writes through the same writer). */
+/* The writer's sink (libsrc/common/json.h: the library's stats_file writes through the same
+ * writer). */
 static void file_put(void *f, const char *bytes, size_t len)
 {
 	fwrite(bytes, 1, len, f);

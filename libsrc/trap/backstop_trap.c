@@ -409,7 +409,8 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		ret = run_local(nr, a);
 	}
 	forget(nr, a, ret);
-	/* Its own fs ids, namespace...: context.c (syscall()'s own call says it, wrap_syscall.c). */
+	/* Its own fs ids, namespace...: context.c (syscall()'s own call says it, wrap_syscall.c).
+	 */
 	if (RTO_UNLIKELY(e->flags & RTO_SYS_CTX) && uc)
 		rto_ctx_after_syscall(nr, a, ret);
 	return ret;
