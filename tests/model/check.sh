@@ -11,6 +11,7 @@
 #
 # Environment: RTO_MODEL_MEMLIM (MiB per pan run, default 3000),
 # RTO_MODEL_KEEP=1 keeps the work directory (pan's trails) and says where.
+# RTO_MODEL_JOBS: pans at once (default: the CPUs).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -104,6 +105,61 @@ complete() {
 }
 
 failed=0
+# The pans are independent: RTO_MODEL_JOBS (default: the CPUs) at once;
+# each one's line goes to $work/NAME.result and they are printed in order.
+jobs=${RTO_MODEL_JOBS:-$(nproc)}
+throttle() {
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n || true
+	done
+}
+
+# check_model NAME KIND DEFINES: the model must hold, the search complete.
+check_model() {
+	local name=$1 kind=$2 out errors
+	shift 2
+	if ! out=$(run "$name" "$kind" 0 "$@"); then
+		echo "FAIL model: $name: pan did not run" >"$work/$name.result"
+		return
+	fi
+	errors=${out#errors }
+	errors=${errors%% *}
+	if [ "$errors" = 0 ] && complete "$name"; then
+		echo "ok model: $name ($kind $*): ok ($out)" >"$work/$name.result"
+	elif [ "$errors" = 0 ]; then
+		{
+			echo "FAIL model: $name ($kind $*): INCOMPLETE search ($out)"
+			grep -E 'depth|memory|MEMLIM|not completed' "$work/$name.log" || true
+		} >"$work/$name.result"
+	else
+		{
+			echo "FAIL model: $name ($kind $*): VIOLATION ($out)"
+			grep -E '^pan:' "$work/$name.log" || true
+		} >"$work/$name.result"
+	fi
+}
+
+# check_mutant MUT KIND DEFINES: spin must report a violation, hunted with
+# up to 4 random seeds.
+check_mutant() {
+	local mut=$1 kind=$2 caught="" out errors why seed
+	shift 2
+	for seed in 1 2 3 4; do
+		out=$(run "$mut-$seed" "$kind" "$seed" "-D$mut" "$@") || continue
+		errors=${out#errors }
+		errors=${errors%% *}
+		if [ "$errors" != 0 ]; then
+			why=$(grep -m1 -E '^pan:[0-9]+:' "$work/$mut-$seed.log" || true)
+			caught="$kind, seed $seed: ${why#pan:1: } ($out)"
+			break
+		fi
+	done
+	if [ -n "$caught" ]; then
+		echo "ok mutant $mut: caught by $caught" >"$work/$mut.result"
+	else
+		echo "FAIL mutant $mut: MISSED" >"$work/$mut.result"
+	fi
+}
 
 # ---- the model as the code has it ------------------------------------------------
 # NAME KIND DEFINES: 2 callers, 2 workers, 2 requests each (R=1: one each;
@@ -112,60 +168,19 @@ failed=0
 # (NO_SIGNALS: not), caller 1 is cancelled (NO_CANCEL: not); TAKEBACK:
 # caller 0 takes back a post (on_stall=local); GROW: workers=1 and an extra
 # worker, caller 0's first call blocks for good.  README.md, "Runs", says
-# why these.
-while [ $normal = 1 ] && read -r name kind defs; do
-	# shellcheck disable=SC2086 # defs: several words
-	if ! out=$(run "$name" "$kind" 0 $defs); then
-		echo "model: $name: pan did not run" >&2
-		failed=1
-		continue
-	fi
-	errors=${out#errors }
-	errors=${errors%% *}
-	if [ "$errors" = 0 ] && complete "$name"; then
-		echo "model: $name ($kind $defs): ok ($out)"
-	elif [ "$errors" = 0 ]; then
-		echo "model: $name ($kind $defs): INCOMPLETE search ($out)" >&2
-		grep -E 'depth|memory|MEMLIM|not completed' "$work/$name.log" >&2 || true
-		failed=1
-	else
-		echo "model: $name ($kind $defs): VIOLATION ($out)" >&2
-		grep -E '^pan:' "$work/$name.log" >&2 || true
-		failed=1
-	fi
-done <<'EOF'
+# why these.  The longest first, so that the lanes end together.
+models="
 kick end -DNO_CANCEL
-cancel end -DNO_SIGNALS
 timers cycles -DR=1
+cancel end -DNO_SIGNALS
 takeback end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1
 takeback_reuse end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR1=0 -O0
 grow end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
-EOF
+"
 
 # ---- the seeded bugs (README.md, "Mutants") ---------------------------------------
-# NAME KIND DEFINES: the check that must report a violation, hunted with
-# up to 4 random seeds.
-if [ $mutants = 1 ]; then
-	while read -r mut kind defs; do
-		caught=""
-		for seed in 1 2 3 4; do
-			# shellcheck disable=SC2086
-			out=$(run "$mut-$seed" "$kind" "$seed" "-D$mut" $defs) || continue
-			errors=${out#errors }
-			errors=${errors%% *}
-			if [ "$errors" != 0 ]; then
-				why=$(grep -m1 -E '^pan:[0-9]+:' "$work/$mut-$seed.log" || true)
-				caught="$kind, seed $seed: ${why#pan:1: } ($out)"
-				break
-			fi
-		done
-		if [ -n "$caught" ]; then
-			echo "mutant $mut: caught by $caught"
-		else
-			echo "mutant $mut: MISSED" >&2
-			failed=1
-		fi
-	done <<'EOF'
+# NAME KIND DEFINES: the check that must report a violation.
+mutants_list="
 MUT_NO_RECHECK end -DNO_SIGNALS -DNO_CANCEL
 MUT_LATE_DEC end -DNO_SIGNALS -DNO_CANCEL
 MUT_LATE_SEQ end -DNO_SIGNALS -DNO_CANCEL
@@ -178,8 +193,39 @@ MUT_REQ_CLEAR_LATE end -DNO_CANCEL
 MUT_NO_TAKE_KICK end -DNO_CANCEL
 MUT_TAKE_NO_CAS end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1 -O0
 MUT_NO_SLEEPER_WAKE end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
-EOF
+"
+
+names=()
+if [ $normal = 1 ]; then
+	while read -r name kind defs; do
+		[ -n "$name" ] || continue
+		throttle
+		# shellcheck disable=SC2086 # defs: several words
+		check_model "$name" "$kind" $defs &
+		names+=("$name")
+	done <<<"$models"
 fi
+if [ $mutants = 1 ]; then
+	while read -r mut kind defs; do
+		[ -n "$mut" ] || continue
+		throttle
+		# shellcheck disable=SC2086
+		check_mutant "$mut" "$kind" $defs &
+		names+=("$mut")
+	done <<<"$mutants_list"
+fi
+wait
+for name in "${names[@]}"; do
+	if [ ! -s "$work/$name.result" ]; then
+		echo "check.sh: $name: no result" >&2
+		failed=1
+	elif grep -q '^FAIL ' "$work/$name.result"; then
+		sed -e '1s/^FAIL //' "$work/$name.result" >&2
+		failed=1
+	else
+		sed -e '1s/^ok //' "$work/$name.result"
+	fi
+done
 
 if [ $failed != 0 ]; then
 	echo "check.sh: FAILED" >&2
