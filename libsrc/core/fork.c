@@ -16,6 +16,7 @@
 #include "own_thread.h"
 #include "futex.h"
 #include "stats.h"
+#include "stall.h"
 #include "report.h"
 #include "route_state.h"
 #include "real.h"
@@ -84,6 +85,7 @@ static void child_after_fork(void)
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
 	memset(rto_q, 0, rto_q_size);
 	stats_reset();
+	rto_stall_after_fork();	 /* stall.c's counts, which the statistics show */
 	rto_self.tls_shared = 0; /* its own memory and tid now (shared_tls.c) */
 	rto_own_threads_after_fork();
 	/*

@@ -138,6 +138,12 @@ void rto_stall_taken_back(void)
 	uatomic_inc(&counts.taken_back);
 }
 
+/* A fork child's statistics start from zero (fork.c): its parent's stalls are not its own. */
+void rto_stall_after_fork(void)
+{
+	memset(&counts, 0, sizeof(counts)); /* the forking thread is the child's only one */
+}
+
 /* ---- reading the notes ------------------------------------------------------------ */
 
 struct note {

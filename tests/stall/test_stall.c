@@ -25,7 +25,8 @@
  *    it would on the thread; counted as such (input_waits), and not said
  *    on stderr (issue 28: what the program sees does not change);
  *  - a read of a pipe that waited for input, then was starved on the
- *    helpers' CPU by the busy thread once its input came: said then.
+ *    helpers' CPU by the busy thread once its input came: said then;
+ *  - a fork child after such a wait counts none of its parent's.
  *
  * Each needs other options than the others, so they run as scenarios.
  * Only on_stall=local sets stall_us; the others run with its default.
@@ -44,6 +45,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rtoffload.h"
@@ -555,4 +557,61 @@ Test(stall, a_wait_for_input_starved_once_its_input_came_is_said, .timeout = TES
 	cr_expect_geq(kv(p.out, "stalled", -1), 1);
 	cr_expect_eq(kv(p.out, "input_waits", -1), 0, "still counted as a wait for input");
 	free(report);
+}
+
+/* ---- a fork child's counts ----------------------------------------------------------- */
+
+/*
+ * The parent's stalls are not its child's: after a wait for input was
+ * counted (as in input_wait), a fork child's statistics start from zero,
+ * as its other counters do (fork.c).  The child answers by its exit
+ * status: bit 0 input_waits, bit 1 stalled, set when not zero.
+ */
+SCENARIO(input_wait_then_fork)
+{
+	const char *dir = getenv("SC_DIR");
+	char fifo[PATH_MAX];
+	struct opener o;
+	struct test_thread t;
+	int status;
+
+	if (!dir)
+		return 100;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	if (mkfifo(fifo, 0600) != 0)
+		return 101;
+	o.path = fifo;
+	atomic_init(&o.fd, -1);
+	start_helpers();
+	if (thread_start(&t, open_fifo_job, &o, TH_MARK, CALLER_PRIO) != 0)
+		return 102;
+	say("counted=%d", input_wait_counted());
+	int wr = open(fifo, O_RDWR | O_CLOEXEC); /* the writer it waited for */
+	thread_join(&t);
+	close(wr);
+	close(atomic_load(&o.fd));
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rt_offload_stats s = stats_now();
+		_exit((s.input_waits != 0) | (s.stalled != 0) << 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 103;
+	say("parent_input_waits=%lu", (unsigned long)stats_now().input_waits);
+	say("child_counts=%d", WEXITSTATUS(status));
+	return 0;
+}
+
+Test(stall, a_fork_child_does_not_count_its_parents_stalls, .timeout = TEST_TIMEOUT)
+{
+	static struct proc p;
+	char dir[PATH_MAX];
+
+	tmp_make(dir);
+	run_sc("input_wait_then_fork", "", dir, &p); /* stall_us: its default, 10000 */
+	tmp_remove(dir);
+	cr_assert_eq(kv(p.out, "counted", -1), 1, "the wait is not counted\n%s", p.err);
+	cr_expect_geq(kv(p.out, "parent_input_waits", -1), 1);
+	cr_expect_eq(kv(p.out, "child_counts", -1), 0,
+		     "the child counts its parent's waits for input (1) or stalls (2)\n%s", p.err);
 }
