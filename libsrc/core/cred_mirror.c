@@ -118,8 +118,14 @@ static void adopt(void)
 
 	if (g == have_gen)
 		return;
-	apply(&want);
+	/*
+	 * Claimed before it is applied: the look of rto_signal_take_kick()
+	 * may be interrupted by the handler's on the same thread, and one
+	 * thread must answer once (the mirror counts answers).
+	 */
 	have_gen = g;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	apply(&want);
 	uatomic_inc(&acks);
 	rto_futex_wake(&acks, 1);
 }
