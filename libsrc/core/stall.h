@@ -24,8 +24,6 @@ RTO_HIDDEN unsigned rto_stall_note(const struct rto_req *w, struct rto_fn *fn, u
 RTO_HIDDEN void rto_stall_clear(unsigned handle);
 /* on_stall=local took a noted call back: counted. */
 RTO_HIDDEN void rto_stall_taken_back(void);
-/* In a fork child (fork.c): the counts start from zero, like the statistics'. */
-RTO_HIDDEN void rto_stall_after_fork(void);
 
 /* Start the watchdog with the helpers (helper.c); cpus: the helpers'. */
 RTO_HIDDEN void rto_stall_start(const cpu_set_t *cpus);
