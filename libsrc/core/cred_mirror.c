@@ -25,7 +25,8 @@
  * one at a time.  It writes `want`, then publishes `gen` (release); a
  * library thread's handler reads gen (acquire), then `want`, applies it,
  * and adds one to `acks` (FUTEX_WAKE).  The mirroring thread waits for
- * the acks, at most RTO_MIRROR_WAIT_NS.  Never on a realtime caller's
+ * the acks, in rounds that take in the threads being born meanwhile (see
+ * rto_cred_mirror()), at most RTO_MIRROR_WAIT_NS in all.  Never on a realtime caller's
  * path: only after a capset() or prctl() that changed capabilities.
  */
 #include "rto_base.h"
@@ -43,8 +44,9 @@
 #include <sys/syscall.h>
 #include <urcu/uatomic.h>
 
-#define RTO_MIRROR_WAIT_NS 1000000000L /* a library thread that does not answer in 1 s */
-#define CAPS_MAX	   64	       /* the capability bit sets are 64 bits wide */
+#define RTO_MIRROR_WAIT_NS  1000000000L /* a library thread that does not answer in 1 s */
+#define RTO_MIRROR_BIRTH_NS 1000000L	/* a pause while a library thread is being born */
+#define CAPS_MAX	    64		/* the capability bit sets are 64 bits wide */
 
 struct cred_state {
 	struct __user_cap_data_struct caps[2];
@@ -116,8 +118,14 @@ static void adopt(void)
 
 	if (g == have_gen)
 		return;
-	apply(&want);
+	/*
+	 * Claimed before it is applied: the look of rto_signal_take_kick()
+	 * may be interrupted by the handler's on the same thread, and one
+	 * thread must answer once (the mirror counts answers).
+	 */
 	have_gen = g;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	apply(&want);
 	uatomic_inc(&acks);
 	rto_futex_wake(&acks, 1);
 }
@@ -141,32 +149,68 @@ static int changes_caps(long nr, const long *a)
 	       (a[0] == PR_CAP_AMBIENT && a[1] != PR_CAP_AMBIENT_IS_SET);
 }
 
+/* Sent to already: tid is in sent[0..n). */
+static int among(const int32_t *sent, int n, int32_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (sent[i] == tid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A library thread between pthread_create() and its start routine has no
+ * tid in own_thread.c's table yet (its row is -1), but it may already be
+ * a thread, cloned with its creator's state of before (the watchdog
+ * starts the stall probe whenever a call is late).  So the mirror goes in
+ * rounds: it waits for the births to end, signals every listed thread it
+ * has not signaled yet, and waits for their answers; it is done when a
+ * round finds no thread it has not signaled.  By then each thread that
+ * was running has answered, and a thread created afterwards is created
+ * by one of them, or by this one, and begins with the state mirrored.
+ */
 void rto_cred_mirror(long nr, const long *a)
 {
-	int32_t tids[64];
+	int32_t tids[64], sent[64];
 	long tgid = rto_bs_raw(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	static int said;
 
 	if (!changes_caps(nr, a) || app_threads() != 1 ||
 	    rto_own_thread_is((int32_t)rto_bs_raw(SYS_gettid, 0, 0, 0, 0, 0, 0)))
 		return;
-	int n = rto_own_threads(tids, 64);
-	if (n == 0 || capture(&want) != 0)
+	if ((rto_own_threads(tids, 64) == 0 && rto_own_threads_being_born() == 0) ||
+	    capture(&want) != 0)
 		return;
 	uatomic_set(&acks, 0);
 	uint32_t g = __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
 	have_gen = g; /* this thread has it already */
-	int sent = 0;
-	for (int i = 0; i < n; i++)
-		sent += rto_bs_raw(SYS_tgkill, tgid, tids[i], RTO_SIG_INTERRUPT, 0, 0, 0) == 0;
+	int nsent = 0, asked = 0, fresh = 1;
 	uint64_t waited = 0;
-	for (uint32_t got;
-	     (got = uatomic_read(&acks)) < (uint32_t)sent && waited < RTO_MIRROR_WAIT_NS;
-	     waited += RTO_MIRROR_WAIT_NS / 20)
-		rto_futex_wait_ns(&acks, got, RTO_MIRROR_WAIT_NS / 20);
-	if (uatomic_read(&acks) < (uint32_t)sent && !uatomic_xchg(&said, 1))
+	while (fresh && waited < RTO_MIRROR_WAIT_NS) {
+		/* A timed wait on acks, which no birth changes: a pause. */
+		while (rto_own_threads_being_born() > 0 && waited < RTO_MIRROR_WAIT_NS) {
+			rto_futex_wait_ns(&acks, uatomic_read(&acks), RTO_MIRROR_BIRTH_NS);
+			waited += RTO_MIRROR_BIRTH_NS;
+		}
+		int n = rto_own_threads(tids, 64);
+		fresh = 0;
+		for (int i = 0; i < n && nsent < 64; i++) {
+			if (among(sent, nsent, tids[i]))
+				continue;
+			fresh = 1;
+			sent[nsent++] = tids[i]; /* a failed tgkill: gone, its row free again */
+			asked += rto_bs_raw(SYS_tgkill, tgid, tids[i], RTO_SIG_INTERRUPT, 0, 0,
+					    0) == 0;
+		}
+		for (uint32_t got;
+		     (got = uatomic_read(&acks)) < (uint32_t)asked && waited < RTO_MIRROR_WAIT_NS;
+		     waited += RTO_MIRROR_WAIT_NS / 20)
+			rto_futex_wait_ns(&acks, got, RTO_MIRROR_WAIT_NS / 20);
+	}
+	uint32_t got = uatomic_read(&acks);
+	if ((fresh || got < (uint32_t)asked) && !uatomic_xchg(&said, 1))
 		rto_say(0,
-			"%u of the library's %d threads did not take this thread's capabilities in "
-			"1 s: a later setuid() may make glibc abort",
-			(unsigned)(sent - (int)uatomic_read(&acks)), sent);
+			"%u of the library's %d threads signaled did not take this thread's "
+			"capabilities in 1 s%s: a later setuid() may make glibc abort",
+			(unsigned)asked - got, asked, fresh ? ", and more were starting" : "");
 }

@@ -78,12 +78,21 @@ static void before_fork(void)
  * that store before the child's load.
  */
 static void (*stats_reset)(void);
+/* stall.c's counts' reset, which the statistics show; stall.c registers it at load. */
+static void (*stall_reset)(void);
+
+void rto_fork_on_child(void (*reset)(void))
+{
+	stall_reset = reset;
+}
 
 static void child_after_fork(void)
 {
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
 	memset(rto_q, 0, rto_q_size);
 	stats_reset();
+	if (stall_reset)
+		stall_reset();
 	rto_self.tls_shared = 0; /* its own memory and tid now (shared_tls.c) */
 	rto_own_threads_after_fork();
 	/*

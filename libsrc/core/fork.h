@@ -19,6 +19,8 @@
 /* fork.c */
 /* At load: the queue mapping and the fork handlers; child_stats_reset runs in a child. */
 RTO_HIDDEN int rto_fork_init(void (*child_stats_reset)(void));
+/* At load (stall.c): its counts' reset, which runs in a child after the statistics'. */
+RTO_HIDDEN void rto_fork_on_child(void (*reset)(void));
 /* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
 RTO_HIDDEN extern int rto_fork_no_threads;
 

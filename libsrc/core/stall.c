@@ -51,6 +51,7 @@
 #include "real.h"
 #include "stall_probe.h"
 #include "stall.h"
+#include "fork.h"
 #include "signals.h"
 #include "trace.h"
 
@@ -83,9 +84,16 @@ static struct {
 	uint64_t stall_us; /* 0: no stall detection */
 } opt;
 
+/* A fork child's statistics start from zero (fork.c): its parent's stalls are not its own. */
+static void reset_after_fork(void)
+{
+	memset(&counts, 0, sizeof(counts)); /* the forking thread is the child's only one */
+}
+
 void rto_stall_configure(const struct rto_options *o)
 {
 	opt.stall_us = o->stall_us;
+	rto_fork_on_child(reset_after_fork); /* fork.c is below us: it calls back */
 }
 
 static size_t tid_offset;

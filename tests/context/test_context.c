@@ -238,9 +238,11 @@ SCENARIO(drop_root_keeping_a_capability)
 }
 
 /*
- * Not under ThreadSanitizer: there the helpers do not take the thread's
- * capability state and glibc still aborts (the runtime alone does not):
- * not understood yet, a known limit (docs/LIMITS.md).
+ * Not under ThreadSanitizer: its runtime starts a background thread at
+ * the first pthread_create() (our first helper's), with every signal
+ * blocked but glibc's SIGSETXID, so it never takes the thread's
+ * capability state and glibc aborts; the runtime alone does the same to
+ * a program that has created one thread.  A known limit (docs/LIMITS.md).
  */
 Test(context, a_single_threaded_program_drops_root_keeping_a_capability, .disabled = RTO_TSAN)
 {

@@ -25,7 +25,9 @@
  *    it would on the thread; counted as such (input_waits), and not said
  *    on stderr (issue 28: what the program sees does not change);
  *  - a read of a pipe that waited for input, then was starved on the
- *    helpers' CPU by the busy thread once its input came: said then.
+ *    helpers' CPU by the busy thread once its input came: said then;
+ *  - a fork child after a stall under the busy thread counts none of its
+ *    parent's.
  *
  * Each needs other options than the others, so they run as scenarios.
  * Only on_stall=local sets stall_us; the others run with its default.
@@ -44,6 +46,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rtoffload.h"
@@ -555,4 +558,74 @@ Test(stall, a_wait_for_input_starved_once_its_input_came_is_said, .timeout = TES
 	cr_expect_geq(kv(p.out, "stalled", -1), 1);
 	cr_expect_eq(kv(p.out, "input_waits", -1), 0, "still counted as a wait for input");
 	free(report);
+}
+
+/* ---- a fork child's counts ----------------------------------------------------------- */
+
+/* rt_offload_get_stats() counts a stall: 1, or 0 after WAIT_S. */
+static int stall_counted(void)
+{
+	for (int tries = 0; tries < (int)(WAIT_S * 1000); tries++) {
+		if (stats_now().stalled >= 1)
+			return 1;
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/*
+ * The parent's stalls are not its child's: after a stall was counted (a
+ * marked caller's write under the busy thread, as in hog), a fork child's
+ * statistics start from zero, as its other counters do (fork.c).  The
+ * caller counts its own stall once its wait passed stall_us, so no
+ * verdict of the watchdog is needed.  The child answers by its exit
+ * status: bit 0 stalled, bit 1 input_waits, set when not zero.
+ */
+SCENARIO(stall_then_fork)
+{
+	struct caller c = {.fd = -1};
+	struct test_thread hog, caller;
+	int status;
+
+	if (pin_cpu(RT_CPU) != 0)
+		return 100;
+	c.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	start_helpers();
+	if (thread_start(&hog, hog_job, NULL, TH_PIN_HK, HOG_PRIO) != 0)
+		return 101;
+	flag_wait(&hog_running);
+	if (thread_start(&caller, caller_job, &c, TH_MARK | TH_PIN_RT, CALLER_PRIO) != 0)
+		return 102;
+	say("counted=%d", stall_counted());
+	atomic_store(&released, 1);
+	thread_join(&caller);
+	thread_join(&hog);
+	close(c.fd);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rt_offload_stats s = stats_now();
+		_exit((s.stalled != 0) | (s.input_waits != 0) << 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 103;
+	say("parent_stalled=%lu", (unsigned long)stats_now().stalled);
+	say("child_counts=%d", WEXITSTATUS(status));
+	return 0;
+}
+
+Test(stall, a_fork_child_does_not_count_its_parents_stalls, .timeout = TEST_TIMEOUT)
+{
+	static struct proc p;
+	char dir[PATH_MAX], opts[PATH_MAX + 128];
+
+	tmp_make(dir);
+	snprintf(opts, sizeof(opts), "helper_cpus=%d:fd_local=none:report_path=%s/report", HK_CPU,
+		 dir);
+	run_sc("stall_then_fork", opts, dir, &p);
+	tmp_remove(dir);
+	cr_assert_eq(kv(p.out, "counted", -1), 1, "the stall is not counted\n%s", p.err);
+	cr_expect_geq(kv(p.out, "parent_stalled", -1), 1);
+	cr_expect_eq(kv(p.out, "child_counts", -1), 0,
+		     "the child counts its parent's stalls (1) or waits for input (2)\n%s", p.err);
 }
