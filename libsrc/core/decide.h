@@ -29,6 +29,9 @@
 #include "fn.h"
 #include "rto_fast.h"
 #include "options_load.h"
+#include "async_path.h"
+
+#include <stdio.h>
 
 #include "rtoffload.h"
 
@@ -140,7 +143,18 @@ static inline __attribute__((always_inline)) int rto_decide_queue(const struct r
 	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v; /* or RTO_NEED_SELF */
 }
 
-static inline __attribute__((always_inline)) int rto_decide(const struct rto_decide_in *in)
+/*
+ * The decision is two halves in one order: what the call's row and
+ * arguments settle (rto_decide_call), and, when they settle nothing, what
+ * the thread settles (rto_decide_thread).  rto_decide() is both; a caller
+ * that learns the thread's facts only when the first half leaves the
+ * question open (route.c) asks the halves itself, so that its second
+ * question starts where the first stopped.  RTO_DECIDE_ON: the first
+ * half's "go on", never an answer of rto_decide().
+ */
+#define RTO_DECIDE_ON RTO_VERDICT_MASK
+
+static inline __attribute__((always_inline)) int rto_decide_call(const struct rto_decide_in *in)
 {
 	int v;
 
@@ -191,7 +205,12 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 		return RTO_RUN_LOCAL | RTO_WHY_WARN;
 	if (in->handling == RTO_STRICT)
 		return RTO_RUN_REFUSE;
-	v = rto_decide_hand_off(in);
+	return RTO_DECIDE_ON;
+}
+
+static inline __attribute__((always_inline)) int rto_decide_thread(const struct rto_decide_in *in)
+{
+	int v = rto_decide_hand_off(in);
 	if (v != RTO_RUN_OFFLOAD)
 		return v;
 	/*
@@ -225,6 +244,12 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 	return RTO_RUN_OFFLOAD;
 }
 
+static inline __attribute__((always_inline)) int rto_decide(const struct rto_decide_in *in)
+{
+	int v = rto_decide_call(in);
+	return v == RTO_DECIDE_ON ? rto_decide_thread(in) : v;
+}
+
 /*
  * ---- the calling thread's part of the input ----------------------------------
  * Not pure: it reads the thread (TLS) and mode= (set before any thread is
@@ -243,6 +268,30 @@ static inline __attribute__((always_inline)) void rto_decide_self(struct rto_dec
 	in->self_known = 1;
 	in->strict = rto_thread_mode() == RT_OFFLOAD_MODE_STRICT;
 	in->own_ctx = rto_self.own_ctx != 0;
+}
+
+/*
+ * ---- the wrappers' queue question --------------------------------------------
+ * Queue this write (1), or make the call (0)?  Inline in the generated
+ * wrappers: most writes have no async row and no async_path=, and the
+ * decision settles them from two loads.  Reads async_path= (set at load).
+ */
+RTO_HIDDEN int rto_queue_asked(struct rto_decide_in in, int v, int fd, FILE *f); /* route.c */
+
+static inline __attribute__((always_inline)) int rto_queue_wanted(const struct rto_fn *fn, int fd,
+								  FILE *f)
+{
+	struct rto_decide_in in = {
+		.handling = fn->handling,
+		.flags = fn->flags,
+		.queue = 1,
+		.async_paths = rto_async_paths != 0,
+	};
+	int v = rto_decide(&in);
+
+	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
+		return 0;
+	return rto_queue_asked(in, v, fd, f);
 }
 
 #endif /* RTO_DECIDE_H */
