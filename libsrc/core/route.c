@@ -131,7 +131,6 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 	uint64_t t0 = rto_now_ns();
 	if (t0 - offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
-	rto_trace_request(fn, t0, rto_req_key(&rto_self)); /* trace=lttng */
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;
 	offload_end = end;
