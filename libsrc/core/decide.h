@@ -4,10 +4,10 @@
  * helper (OFFLOAD), not at all (REFUSE, strict), queued into the thread's
  * ring (ASYNC), or here because no helper could start (FALLBACK).  Every
  * caller asks it: the wrappers (route.c), the SIGSYS handler and syscall()
- * (backstop_trap.c), the async writes (route.c's rto_async_wanted(), the
- * async barrier in async.c) and the descriptor classes (fdclass.c).  What differs between them on
- * purpose is an input (sigsys: a signal handler starts no thread; queue: the async question), never
- * a second copy of a rule.
+ * (backstop_trap.c), the async writes (rto_queue_wanted() below, inline
+ * in the generated wrappers; the async barrier in async.c) and the descriptor classes (fdclass.c).
+ * What differs between them on purpose is an input (sigsys: a signal handler starts no thread;
+ * queue: the async question), never a second copy of a rule.
  *
  * rto_decide() is pure: it reads its input and nothing else, and changes
  * nothing (no counter, no helper started, no report).  A fact that costs
