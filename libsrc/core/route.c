@@ -223,8 +223,9 @@ static inline __attribute__((always_inline)) void decide_in(struct rto_decide_in
 }
 
 /*
- * The thread's facts, learnt when the decision first asks (RTO_NEED_SELF):
- * a call that its row or descriptor settles here pays none of the loads.
+ * The thread's facts, learnt when the call's half of the decision settles
+ * nothing (RTO_DECIDE_ON), or when a later ask needs them (RTO_NEED_SELF):
+ * a call that its row or descriptor settles pays none of the loads.
  */
 static inline __attribute__((always_inline)) void decide_thread(struct rto_decide_in *in)
 {
@@ -238,10 +239,6 @@ static unsigned char fact(int yes)
 	return yes ? RTO_YES : RTO_NO;
 }
 
-/*
- * Learn what the decision asks for (the only side effects on the way to
- * it), then carry it out.  *taken: the call's stream lock, taken here.
- */
 /* After an offload: an RTO_F_FIRST call went the helpers' way, its first use is behind us. */
 static inline __attribute__((always_inline)) void offloaded(struct rto_fn *fn)
 {
