@@ -313,8 +313,8 @@ static const char *stream_of(const struct call *c)
 
 /*
  * async:NAME: queue the call's bytes when the decision says so
- * (rto_queue_wanted(), decide.h, inline: an async handling, or a file
- * under async_path=), through the adapter rto_async_NAME() of
+ * (rto_async_wanted(), route.c: an async handling, or a file under
+ * async_path=), through the adapter rto_async_NAME() of
  * libsrc/async/async_adapt.h, given the call's parameters in order (the
  * compiler checks them against its prototype).
  */
@@ -334,7 +334,7 @@ static void emit_async(FILE *o, const struct call *c)
 			c->name, c->async);
 	/* The queue question: write's descriptor, a stream call's stream. */
 	int bytes = !strcmp(c->async, "bytes");
-	fprintf(o, "\tif (RTO_UNLIKELY(rto_queue_wanted(&rto_fn_%s, %s, %s))) {\n", c->name,
+	fprintf(o, "\tif (RTO_UNLIKELY(rto_async_wanted(&rto_fn_%s, %s, %s))) {\n", c->name,
 		bytes ? c->p[0].name : "-1", bytes ? "NULL" : stream_of(c));
 	fprintf(o, "\t\t%s r;\n\t\tint q = rto_async_%s(&rto_fn_%s, ", c->ret, c->async, c->name);
 	list(o, c, 0);
@@ -877,8 +877,7 @@ int main(int argc, char **argv)
 
 	if (write_header(argv[3], calls, n) || write_reals(argv[4], calls, n))
 		return 1;
-	FILE *o = open_generated(argv[2], "#include \"shims_prelude.h\"\n"
-					  "#include \"decide.h\" /* rto_queue_wanted */\n\n");
+	FILE *o = open_generated(argv[2], "#include \"shims_prelude.h\"\n\n");
 	if (!o)
 		return 1;
 	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {

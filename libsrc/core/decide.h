@@ -4,10 +4,10 @@
  * helper (OFFLOAD), not at all (REFUSE, strict), queued into the thread's
  * ring (ASYNC), or here because no helper could start (FALLBACK).  Every
  * caller asks it: the wrappers (route.c), the SIGSYS handler and syscall()
- * (backstop_trap.c), the async writes (rto_queue_wanted() below, inline
- * in the generated wrappers; the async barrier in async.c) and the descriptor classes (fdclass.c).
- * What differs between them on purpose is an input (sigsys: a signal handler starts no thread;
- * queue: the async question), never a second copy of a rule.
+ * (backstop_trap.c), the async writes (route.c's rto_async_wanted(), the
+ * async barrier in async.c) and the descriptor classes (fdclass.c).  What differs between them on
+ * purpose is an input (sigsys: a signal handler starts no thread; queue: the async question), never
+ * a second copy of a rule.
  *
  * rto_decide() is pure: it reads its input and nothing else, and changes
  * nothing (no counter, no helper started, no report).  A fact that costs
@@ -29,9 +29,6 @@
 #include "fn.h"
 #include "rto_fast.h"
 #include "options_load.h"
-#include "async_path.h"
-
-#include <stdio.h>
 
 #include "rtoffload.h"
 
@@ -268,30 +265,6 @@ static inline __attribute__((always_inline)) void rto_decide_self(struct rto_dec
 	in->self_known = 1;
 	in->strict = rto_thread_mode() == RT_OFFLOAD_MODE_STRICT;
 	in->own_ctx = rto_self.own_ctx != 0;
-}
-
-/*
- * ---- the wrappers' queue question --------------------------------------------
- * Queue this write (1), or make the call (0)?  Inline in the generated
- * wrappers: most writes have no async row and no async_path=, and the
- * decision settles them from two loads.  Reads async_path= (set at load).
- */
-RTO_HIDDEN int rto_queue_asked(struct rto_decide_in in, int v, int fd, FILE *f); /* route.c */
-
-static inline __attribute__((always_inline)) int rto_queue_wanted(const struct rto_fn *fn, int fd,
-								  FILE *f)
-{
-	struct rto_decide_in in = {
-		.handling = fn->handling,
-		.flags = fn->flags,
-		.queue = 1,
-		.async_paths = rto_async_paths != 0,
-	};
-	int v = rto_decide(&in);
-
-	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
-		return 0;
-	return rto_queue_asked(in, v, fd, f);
 }
 
 #endif /* RTO_DECIDE_H */

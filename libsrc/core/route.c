@@ -329,11 +329,9 @@ static inline __attribute__((always_inline)) int route(struct rto_fn *fn, void *
 	return asked(fn, args, fd, stream, how, taken, in, v);
 }
 
-/*
- * The queue question's further facts (decide.h rto_queue_wanted): out of
- * line, most writes never ask.
- */
-int rto_queue_asked(struct rto_decide_in in, int v, int fd, FILE *f)
+/* The queue question (async.h): a write queued into the thread's ring, or made. */
+/* The queue question's further facts: out of line, most writes never ask. */
+static __attribute__((noinline)) int queue_asked(struct rto_decide_in in, int v, int fd, FILE *f)
 {
 	for (;; v = rto_decide(&in)) {
 		if (v == RTO_NEED_SELF)
@@ -345,10 +343,20 @@ int rto_queue_asked(struct rto_decide_in in, int v, int fd, FILE *f)
 	}
 }
 
-/* The same for the hand-written wrappers (async.h). */
 int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f)
 {
-	return rto_queue_wanted(fn, fd, f);
+	struct rto_decide_in in = {
+		.handling = fn->handling,
+		.flags = fn->flags,
+		.queue = 1,
+		.async_paths = rto_async_paths != 0,
+	};
+	int v = rto_decide(&in);
+
+	/* Most writes: no async row, no async_path=, decided from the loads above. */
+	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
+		return 0;
+	return queue_asked(in, v, fd, f);
 }
 
 /* The library's code runs from here to the return: the backstop's selector allows. */
