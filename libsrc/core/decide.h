@@ -140,7 +140,18 @@ static inline __attribute__((always_inline)) int rto_decide_queue(const struct r
 	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v; /* or RTO_NEED_SELF */
 }
 
-static inline __attribute__((always_inline)) int rto_decide(const struct rto_decide_in *in)
+/*
+ * The decision is two halves in one order: what the call's row and
+ * arguments settle (rto_decide_call), and, when they settle nothing, what
+ * the thread settles (rto_decide_thread).  rto_decide() is both; a caller
+ * that learns the thread's facts only when the first half leaves the
+ * question open (route.c) asks the halves itself, so that its second
+ * question starts where the first stopped.  RTO_DECIDE_ON: the first
+ * half's "go on", never an answer of rto_decide().
+ */
+#define RTO_DECIDE_ON RTO_VERDICT_MASK
+
+static inline __attribute__((always_inline)) int rto_decide_call(const struct rto_decide_in *in)
 {
 	int v;
 
@@ -191,7 +202,12 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 		return RTO_RUN_LOCAL | RTO_WHY_WARN;
 	if (in->handling == RTO_STRICT)
 		return RTO_RUN_REFUSE;
-	v = rto_decide_hand_off(in);
+	return RTO_DECIDE_ON;
+}
+
+static inline __attribute__((always_inline)) int rto_decide_thread(const struct rto_decide_in *in)
+{
+	int v = rto_decide_hand_off(in);
 	if (v != RTO_RUN_OFFLOAD)
 		return v;
 	/*
@@ -223,6 +239,12 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 			return RTO_RUN_LOCAL; /* the call frees the lock we would take back */
 	}
 	return RTO_RUN_OFFLOAD;
+}
+
+static inline __attribute__((always_inline)) int rto_decide(const struct rto_decide_in *in)
+{
+	int v = rto_decide_call(in);
+	return v == RTO_DECIDE_ON ? rto_decide_thread(in) : v;
 }
 
 /*

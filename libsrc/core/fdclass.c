@@ -182,12 +182,23 @@ RTO_FN_FULL(fd_classify, RTO_CLASS_INTERNAL, RTO_OFFLOAD, run_classify, RTO_F_IN
  */
 static int (*classify_call)(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
 
-/* The class bits of fd for a marked thread; -1: unknown (and not to be learnt). */
-static int bits_of(int fd)
+static int learn_bits(int fd, uint32_t e);
+
+/*
+ * The class bits of fd for a marked thread; -1: unknown (and not to be
+ * learnt).  Known, a table load inline in the caller's one call here;
+ * learning it is out of line.
+ */
+static inline __attribute__((always_inline)) int bits_of(int fd)
 {
 	uint32_t e = CMM_LOAD_SHARED(table[fd]);
 	if (RTO_LIKELY((e & CLASS_MASK) != CLASS_UNKNOWN))
 		return (int)(e & BITS);
+	return learn_bits(fd, e);
+}
+
+static __attribute__((noinline)) int learn_bits(int fd, uint32_t e)
+{
 	/*
 	 * Only a request the decision would hand off (decide.h): none from a
 	 * strict thread, nor from one under its own filter, which runs it all
@@ -211,6 +222,22 @@ static int bits_of(int fd)
 		return -1;    /* not open (EBADF): let the call itself fail */
 	store(fd, e, a.bits); /* lost to a forget: answer this call only */
 	return a.bits;
+}
+
+/*
+ * What the cache already says (decide.h's enum rto_fact): RTO_UNASKED when
+ * only learning would tell (rto_fd_runs_local() learns it).  A load and a
+ * few compares, asked before the decision so that a known descriptor costs
+ * it no second pass.
+ */
+int rto_fd_local_known(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX || !rto_opt.fd_local)
+		return RTO_NO;
+	uint32_t e = CMM_LOAD_SHARED(table[fd]);
+	if (RTO_UNLIKELY((e & CLASS_MASK) == CLASS_UNKNOWN))
+		return RTO_UNASKED;
+	return (e & CLASS_MASK) == CLASS_LOCAL ? RTO_YES : RTO_NO;
 }
 
 int rto_fd_runs_local(int fd)

@@ -25,6 +25,8 @@ struct rto_fn;
  * never for a strict thread: an unknown descriptor is not local there.
  */
 RTO_HIDDEN int rto_fd_runs_local(int fd);
+/* The same, if the cache knows (RTO_YES, RTO_NO), else RTO_UNASKED: never learns. */
+RTO_HIDDEN int rto_fd_local_known(int fd);
 /* 1: fd's file lies under async_path= (classified as above when unknown). */
 RTO_HIDDEN int rto_fd_async_path(int fd);
 /* fn(fd) is called by rto_fd_forget() from now on (async.c, at load). */

@@ -18,7 +18,7 @@
  * before it stores DONE; the caller reads them after it saw DONE
  * (transport.c's state exchange orders both ways).  RTO_RQ_TAKEN is the
  * caller's, once it won the request back from the queue (on_stall=local).
- * rto_req_key() is pure; rto_helper_running() reads the workers' rows
+ * rto_req_key() (transport.c) is pure; rto_helper_running() reads the workers' rows
  * without a lock (a kick's rare look: the answer may be stale at once).
  */
 #ifndef RTO_REQUEST_H
@@ -52,13 +52,12 @@ enum rto_req_flag {
  */
 #define RTO_REQ_BURST_NS 30000
 
-/* The caller's identity for predict.c in 16 bits: a hash of its TLS address, never 0. */
-static inline uint16_t rto_req_key(const void *tls)
-{
-	uintptr_t a = (uintptr_t)tls >> 6;
-	uint16_t k = (uint16_t)(a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48));
-	return k ? k : 1;
-}
+/*
+ * The caller's identity for predict.c in 16 bits: a hash of its TLS
+ * address, never 0.  transport.c makes it as it posts the request (the
+ * request's key), once per offload.
+ */
+RTO_HIDDEN uint16_t rto_req_key(const void *tls);
 
 struct rto_req;
 /* helper.c: the tid of the worker running r (0: none yet).  Caller side, rare (kick). */

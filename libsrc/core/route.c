@@ -46,7 +46,7 @@ static __attribute__((noinline)) int refuse(struct rto_fn *fn)
 	return -1;
 }
 
-static int run_here(struct rto_fn *fn, void *args)
+static inline __attribute__((always_inline)) int run_here(struct rto_fn *fn, void *args)
 {
 	fn->run(args);
 	rto_stats_local(fn);
@@ -131,7 +131,6 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 	uint64_t t0 = rto_now_ns();
 	if (t0 - offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
-	rto_trace_request(fn, t0, rto_req_key(&rto_self)); /* trace=lttng */
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;
 	offload_end = end;
@@ -201,13 +200,16 @@ static __attribute__((noinline)) int names_self(unsigned how)
  * thread's state and the facts that cost a load or two (each question
  * asked is one more pass of the decision).  The rest it asks for.
  */
-static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *stream, unsigned how)
+static inline __attribute__((always_inline)) void decide_in(struct rto_decide_in *in,
+							    const struct rto_fn *fn, FILE *stream,
+							    unsigned how, int fd_local)
 {
 	*in = (struct rto_decide_in){
 		.handling = fn->handling,
 		.flags = fn->flags,
 		.how = (unsigned char)how,
 		.stream = stream != NULL,
+		.fd_local = (unsigned char)fd_local,
 		.children_caller = rto_opt.children == RTO_CHILDREN_CALLER,
 		/*
 		 * first_done is set only after an offloaded call returned: the
@@ -217,10 +219,19 @@ static void decide_in(struct rto_decide_in *in, const struct rto_fn *fn, FILE *s
 		 * lock, which orders the rest.
 		 */
 		.first_done = (fn->flags & RTO_F_FIRST) && CMM_LOAD_SHARED(fn->first_done),
-		.helpers = RTO_LIKELY(CMM_LOAD_SHARED(rto_q->ready)) ? RTO_HELPERS_READY
-								     : RTO_HELPERS_DOWN,
 	};
+}
+
+/*
+ * The thread's facts, learnt when the call's half of the decision settles
+ * nothing (RTO_DECIDE_ON), or when a later ask needs them (RTO_NEED_SELF):
+ * a call that its row or descriptor settles pays none of the loads.
+ */
+static inline __attribute__((always_inline)) void decide_thread(struct rto_decide_in *in)
+{
 	rto_decide_self(in);
+	in->helpers =
+		RTO_LIKELY(CMM_LOAD_SHARED(rto_q->ready)) ? RTO_HELPERS_READY : RTO_HELPERS_DOWN;
 }
 
 static unsigned char fact(int yes)
@@ -228,38 +239,29 @@ static unsigned char fact(int yes)
 	return yes ? RTO_YES : RTO_NO;
 }
 
-/*
- * Learn what the decision asks for (the only side effects on the way to
- * it), then carry it out.  *taken: the call's stream lock, taken here.
- */
-static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how, int *taken)
+/* After an offload: an RTO_F_FIRST call went the helpers' way, its first use is behind us. */
+static inline __attribute__((always_inline)) void offloaded(struct rto_fn *fn)
 {
-	struct rto_decide_in in;
-	int v;
+	if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && fn->handling == RTO_OFFLOAD)
+		CMM_STORE_SHARED(fn->first_done, 1);
+}
 
-	decide_in(&in, fn, stream, how);
-	/* Under a sanitizer, the callbacks given are its wrappers (one call, when given). */
-	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS))
-		in.callbacks_here = (unsigned char)rto_sanitizer_callbacks_here();
-	v = rto_decide(&in);
-	/*
-	 * The question most calls ask, answered before the loop: the decision
-	 * asked again inline, with only fd_local new, folds what it decided
-	 * already.
-	 */
-	if (v == RTO_NEED_FD) {
-		in.fd_local = fact(rto_fd_runs_local(fd));
-		v = rto_decide(&in);
-	}
-	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
-		return run_here(fn, args);
+/*
+ * The decision asked for a fact: learn it (the only side effects on the
+ * way to a verdict), ask again, and carry the verdict out.  Out of line,
+ * and given the input by value: the first ask, which settles most calls,
+ * keeps its facts in registers.  *taken: the call's stream lock, taken here.
+ */
+static __attribute__((noinline)) int asked(struct rto_fn *fn, void *args, int fd, FILE *stream,
+					   unsigned how, int *taken, struct rto_decide_in in, int v)
+{
 	for (;; v = rto_decide(&in)) {
 		switch (v & RTO_VERDICT_MASK) {
 		case RTO_NEED_FD:
 			in.fd_local = fact(rto_fd_runs_local(fd));
 			continue;
 		case RTO_NEED_SELF:
-			rto_decide_self(&in);
+			decide_thread(&in);
 			continue;
 		case RTO_NEED_HELPERS:
 			/* After a failed start, one load of rto_q->failed: no retry, no syscall. */
@@ -276,22 +278,55 @@ static int route(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned h
 			continue;
 		case RTO_RUN_OFFLOAD:
 			offload(fn, args, stream, in.stream_held == RTO_YES ? stream : NULL);
-			break;
+			offloaded(fn);
+			return 0;
 		case RTO_RUN_REFUSE:
 			return refuse(fn);
 		case RTO_RUN_FALLBACK:
 			run_fallback(fn, args);
-			break;
+			offloaded(fn);
+			return 0;
 		default: /* RTO_RUN_LOCAL; RTO_RUN_ASYNC is the queue question's only */
 			if (v & RTO_WHY_WARN)
 				rto_callsite_event(RTO_EVENT_WARN, fn, 0);
 			return run_here(fn, args);
 		}
-		/* An RTO_F_FIRST call went the helpers' way: its first use is behind us. */
-		if (RTO_UNLIKELY(fn->flags & RTO_F_FIRST) && fn->handling == RTO_OFFLOAD)
-			CMM_STORE_SHARED(fn->first_done, 1);
+	}
+}
+
+/*
+ * Ask the decision, carry out what it settled at once (most calls: here,
+ * or offloaded), and leave the rest to asked().
+ */
+static inline __attribute__((always_inline)) int route(struct rto_fn *fn, void *args, int fd,
+						       FILE *stream, unsigned how, int *taken)
+{
+	struct rto_decide_in in;
+	/*
+	 * The question most calls ask, answered from the cache first (a
+	 * descriptor's class once known), before any other fact is live:
+	 * nothing is kept across a call, and the decision is asked once.
+	 */
+	int fd_local = rto_fd_local_known(fd);
+
+	decide_in(&in, fn, stream, how, fd_local);
+	/* Under a sanitizer, the callbacks given are its wrappers (one call, when given). */
+	if (RTO_UNLIKELY(how & RTO_CALL_CALLBACKS) && (fn->flags & RTO_F_CALLBACKS))
+		in.callbacks_here = (unsigned char)rto_sanitizer_callbacks_here();
+	/* The call's half first: the thread's facts only when it settles nothing. */
+	int v = rto_decide_call(&in);
+	if (RTO_LIKELY(v == RTO_RUN_LOCAL))
+		return run_here(fn, args);
+	if (RTO_LIKELY(v == RTO_DECIDE_ON)) {
+		decide_thread(&in);
+		v = rto_decide_thread(&in);
+	}
+	if (RTO_LIKELY(v == RTO_RUN_OFFLOAD)) {
+		offload(fn, args, stream, NULL); /* a stream's verdict came after RTO_NEED_STREAM */
+		offloaded(fn);
 		return 0;
 	}
+	return asked(fn, args, fd, stream, how, taken, in, v);
 }
 
 /* The queue question (async.h): a write queued into the thread's ring, or made. */

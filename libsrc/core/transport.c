@@ -22,6 +22,7 @@
 #include "stall.h"
 #include "self.h"
 #include "helper.h"
+#include "trace.h"
 
 #include "rtoffload.h"
 
@@ -441,6 +442,13 @@ static void enqueue(struct rto_queue *q, struct rto_req *r)
 	cds_wfcq_enqueue(&q->head, &q->tail, &r->node);
 }
 
+uint16_t rto_req_key(const void *tls)
+{
+	uintptr_t a = (uintptr_t)tls >> 6;
+	uint16_t k = (uint16_t)(a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48));
+	return k ? k : 1;
+}
+
 void rto_offload(struct rto_req *r, uint64_t t0)
 {
 	struct rto_queue *q = rto_q;
@@ -451,7 +459,8 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 	r->state = RTO_REQ_PENDING;
 	r->t0 = (uint32_t)t0; /* the helpers learn this thread's rhythm from it (predict.c) */
 	r->key = rto_req_key(&rto_self); /* initial-exec TLS: an offset from the thread pointer */
-	rto_self.signal_seen = 0;	 /* only a handler that runs during this call counts */
+	rto_trace_request(r->fn, t0, r->key); /* trace=lttng: handed over */
+	rto_self.signal_seen = 0;	      /* only a handler that runs during this call counts */
 	/*
 	 * On one of the workers' CPUs (an unpinned thread under mark=all, a
 	 * one-CPU machine), a spin only keeps the worker that would answer off
