@@ -876,6 +876,7 @@ static int start_workers(struct rto_queue *q)
 	 * without the lock, as liburcu documents ("no mutual exclusion").
 	 */
 	RTO_HG_BENIGN_RACE(&q->head.node.next, sizeof(q->head.node.next));
+	rto_signal_install(); /* before a caller's first call can need it */
 	/* Workers start with every signal blocked: signals belong to callers. */
 	sigfillset(&all);
 	rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);

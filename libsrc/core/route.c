@@ -160,9 +160,8 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 
 /*
  * How many leading bytes of the call's path match prefix, read a byte at a
- * time and guarded (a helper is up, so its fault trampolines are): a bad
- * pointer is the kernel's EFAULT to give, and no byte past the string's
- * end is read.  Most paths differ within the first two bytes.
+ * time and guarded (signals.c): a bad pointer is the kernel's EFAULT to
+ * give, and no byte past the string's end is read.  Most paths differ within the first two bytes.
  */
 static size_t path_matches(const char *prefix, size_t n)
 {

@@ -38,6 +38,7 @@
 
 static void *user_handler[NSIG]; /* the program's handler behind each trampoline */
 static int user_flags[NSIG];	 /* its sa_flags as the program gave them */
+static int trampoline_in[NSIG];	 /* 1: the kernel's action for sig is our trampoline */
 static __thread int worker_tid RTO_TLS;
 
 RTO_UNINSTRUMENTED static int real_sigaction(int sig, const struct sigaction *act,
@@ -59,6 +60,7 @@ RTO_UNINSTRUMENTED static void default_action(int sig, siginfo_t *si)
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 
 	real_sigaction(sig, &dfl, NULL);
+	uatomic_set(&trampoline_in[sig], 0);
 	if (si->si_code <= 0) /* sent by kill(): raise it again, now default */
 		raise(sig);
 	/* A fault: returning runs the faulting instruction again, now fatal. */
@@ -129,6 +131,8 @@ RTO_UNINSTRUMENTED static int install(int sig, const struct sigaction *act, stru
 		user_handler[sig] = prev;
 		user_flags[sig] = prev_flags;
 	}
+	if (ret == 0 && act && ours)
+		uatomic_set(&trampoline_in[sig], act == &mine);
 	if (ret == 0 && old && old->sa_sigaction == trampoline) {
 		old->sa_handler = (void (*)(int))prev; /* the program sees its own handler */
 		old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prev_flags & SA_SIGINFO);
@@ -215,8 +219,12 @@ static void install_fault_trampolines(void)
 	for (unsigned i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
 		int sig = faults[i];
 		struct sigaction cur, mine;
-		if (real_sigaction(sig, NULL, &cur) != 0 || cur.sa_sigaction == trampoline)
+		if (real_sigaction(sig, NULL, &cur) != 0)
 			continue;
+		if (cur.sa_sigaction == trampoline) { /* a forked child's, inherited */
+			uatomic_set(&trampoline_in[sig], 1);
+			continue;
+		}
 		if (uatomic_read(&faults_plain) && !is_function((void *)cur.sa_handler))
 			continue;
 		user_handler[sig] = (void *)cur.sa_handler; /* installed before us */
@@ -224,7 +232,8 @@ static void install_fault_trampolines(void)
 		mine = cur;
 		mine.sa_sigaction = trampoline;
 		mine.sa_flags |= SA_SIGINFO;
-		real_sigaction(sig, &mine, NULL);
+		if (real_sigaction(sig, &mine, NULL) == 0)
+			uatomic_set(&trampoline_in[sig], 1);
 	}
 }
 
@@ -247,7 +256,8 @@ void rto_signal_faults_plain(void)
 			continue;
 		cur.sa_handler = h == (void *)SIG_IGN ? SIG_IGN : SIG_DFL;
 		cur.sa_flags = user_flags[sig];
-		real_sigaction(sig, &cur, NULL);
+		if (real_sigaction(sig, &cur, NULL) == 0)
+			uatomic_set(&trampoline_in[sig], 0);
 	}
 }
 
@@ -279,16 +289,20 @@ int rto_signal_run_guarded(struct rto_req *r)
 }
 
 /*
- * A caller's copy of memory the program handed to a call (wake_hint.c):
- * the kernel would have answered a bad pointer with EFAULT, so a fault
- * here must not kill the program.  The trampolines are in place once a
- * helper started (rto_signal_worker_init), and only then may this run.
+ * A caller's copy of memory the program handed to a call (wake_hint.c,
+ * route.c): the kernel would have answered a bad pointer with EFAULT, so a
+ * fault here must not kill the program.  Only where the trampolines take
+ * SIGSEGV and SIGBUS (rto_signal_install(), before the first helper
+ * starts; not for a traced process without a handler of its own, nor
+ * after the program set such a signal to SIG_DFL): else nothing is read.
  */
 int rto_signal_copy_guarded(void *dst, const void *src, size_t n)
 {
 	sigjmp_buf jump;
 	volatile int faulted = 0;
 
+	if (!uatomic_read(&trampoline_in[SIGSEGV]) || !uatomic_read(&trampoline_in[SIGBUS]))
+		return -1;
 	if (sigsetjmp(jump, 0) == 0) { /* 0: no mask saved, no syscall */
 		fault_jump = &jump;
 		/* The handler runs on this thread: compiler fences keep the copy inside. */
@@ -319,7 +333,13 @@ static void interrupted(int sig)
 	errno = saved;
 }
 
-static void install_interrupt(void)
+/*
+ * RTO_SIG_INTERRUPT's handler, without SA_RESTART, and the fault
+ * trampolines: by the thread that starts the helpers, before the first of
+ * them runs, so that a caller's first call finds them (a forked child
+ * inherits both).
+ */
+void rto_signal_install(void)
 {
 	static int installed;
 	struct sigaction act = {.sa_handler = interrupted};
@@ -330,11 +350,10 @@ static void install_interrupt(void)
 	}
 }
 
-/* In each worker at start: take RTO_SIG_INTERRUPT, without SA_RESTART. */
+/* In each worker at start: its signals. */
 void rto_signal_worker_init(void)
 {
 	worker_tid = (int)rto_syscall(SYS_gettid);
-	install_interrupt();
 	worker_unblock();
 }
 
@@ -343,7 +362,7 @@ void rto_signal_own_thread_init(void)
 {
 	sigset_t only;
 
-	install_interrupt();
+	rto_signal_install();
 	sigemptyset(&only);
 	sigaddset(&only, RTO_SIG_INTERRUPT);
 	rto_real_pthread_sigmask(SIG_UNBLOCK, &only, NULL);

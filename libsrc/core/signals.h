@@ -18,6 +18,8 @@ RTO_HIDDEN int rto_signal_interrupts(int sig);
 RTO_HIDDEN void rto_signal_kick(int tid);
 /* Worker side: take a kick still pending, so that it cannot end the next call. */
 RTO_HIDDEN void rto_signal_take_kick(void);
+/* Before the first helper starts: RTO_SIG_INTERRUPT's handler and the fault trampolines. */
+RTO_HIDDEN void rto_signal_install(void);
 RTO_HIDDEN void rto_signal_worker_init(void);
 /* At the start of the library's other long-lived threads: RTO_SIG_INTERRUPT unblocked. */
 RTO_HIDDEN void rto_signal_own_thread_init(void);
@@ -31,8 +33,8 @@ RTO_HIDDEN int rto_signal_is_default(int sig);
 /* Run r's call; a fault inside it comes back as its signal number, else 0. */
 RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
 /*
- * Caller side, once helpers started: copy n bytes from a pointer the
- * program gave; 0, or -1 if reading it faulted (nothing else happens).
+ * Caller side: copy n bytes from a pointer the program gave; 0, or -1 if
+ * reading it faulted or could not be guarded (then nothing was read).
  */
 RTO_HIDDEN int rto_signal_copy_guarded(void *dst, const void *src, size_t n);
 

@@ -12,7 +12,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,4 +305,75 @@ Test(faults, libc_crash_on_a_bad_pointer_happens_on_the_caller, .timeout = TEST_
 			  : "ran on another thread",
 		  mhow);
 	tmp_remove(dir);
+}
+
+/* ---- the first call after the mark ------------------------------------------ */
+
+/*
+ * rt_offload_mark_thread() starts the helpers; the calls right after it
+ * read the program's pointers (a path's first bytes, a sleep time) before
+ * any helper has run.  A bad one must give EFAULT there too: the guard is
+ * in place when the mark returns, not when a helper gets to it.  A busy
+ * SCHED_FIFO 99 thread holds the helpers' CPU, so that no helper runs
+ * before those first calls; the main thread releases it after 100 ms.
+ * Without the live view and the stall watchdog, no other library thread
+ * starts then.
+ */
+static _Atomic int released;
+static _Atomic int hog_running;
+
+static void hog_job(void *arg)
+{
+	(void)arg;
+	atomic_store(&hog_running, 1);
+	while (!atomic_load(&released))
+		;
+}
+
+static void first_call_job(void *arg)
+{
+	int *err = arg;
+
+	errno = 0;
+	*err = open(bad_ptr, O_RDONLY) == -1 ? errno : 0;
+	if (*err == EFAULT)
+		*err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, bad_ptr, NULL);
+}
+
+SCENARIO(first_call)
+{
+	struct test_thread hog, caller;
+	struct timespec wait = {0, 100 * 1000 * 1000};
+	int err = -1;
+
+	if (pin_cpu(RT_CPU) != 0)
+		return 100; /* one CPU: the hog would hold the caller's */
+	if (thread_start(&hog, hog_job, NULL, TH_PIN_HK, 99) != 0)
+		return 101;
+	while (!atomic_load(&hog_running))
+		sched_yield();
+	/* SCHED_OTHER, so that this thread gets the CPU back to release the hog. */
+	if (thread_start(&caller, first_call_job, &err, TH_MARK | TH_PIN_RT, 0) != 0)
+		return 102;
+	nanosleep(&wait, NULL);
+	atomic_store(&released, 1);
+	thread_join(&caller);
+	thread_join(&hog);
+	return err == EFAULT ? 0 : 1;
+}
+
+Test(faults, a_bad_pointer_in_the_first_call_after_the_mark_gives_efault,
+     .timeout = TEST_TIMEOUT)
+{
+	char *env[] = {"RTOFFLOAD_OPTIONS=stall_us=0:live=0", NULL};
+	struct proc p;
+
+	cr_assert_eq(run_scenario("first_call", env, &p), 0);
+	if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == 100)
+		cr_skip_test("no second CPU to hold the helpers' while the caller runs");
+	cr_expect(WIFEXITED(p.status), "the process died of signal %d\nstderr:\n%s",
+		  WIFSIGNALED(p.status) ? WTERMSIG(p.status) : 0, p.err);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
+		  "exit %d (1: another errno than EFAULT)\nstderr:\n%s",
+		  WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -1, p.err);
 }
