@@ -14,7 +14,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/../folders.cmake) # RTO_LIBSRC_DIRS
 function(rto_common_library target)
   add_library(${target} STATIC
     ${RTO_COMMON_DIR}/options.c ${RTO_COMMON_DIR}/cpulist.c ${RTO_COMMON_DIR}/validate.c
-    ${RTO_COMMON_DIR}/json.c ${RTO_COMMON_DIR}/report_rows.c)
+    ${RTO_COMMON_DIR}/json.c ${RTO_COMMON_DIR}/report_rows.c ${RTO_COMMON_DIR}/proc_stat.c)
   set_target_properties(${target} PROPERTIES
     POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)

@@ -3,7 +3,7 @@
  * rto_common: the code the library and the launcher (tools/) share, built
  * once as a small static library (libsrc/common/rto_common.cmake), so that the
  * launcher accepts and refuses a configuration by exactly the library's
- * rules.  It offers five modules, each with its own header:
+ * rules.  It offers six modules, each with its own header:
  *
  *   options.h   RTOFFLOAD_OPTIONS: struct rto_options, its defaults, the
  *               parser (pure: no I/O, no malloc; it is fuzzed)
@@ -14,6 +14,7 @@
  *   json.h      the one JSON writer (objects, arrays, escaped strings,
  *               numbers), through the caller's sink (also compiled into
  *               bench/'s harness)
+ *   proc_stat.h a CPU's steal time (the hypervisor's) from /proc/stat's text
  *   report_rows.h  the reports' row model: named cells rendered as JSON
  *               members or as text columns and sentences
  *
