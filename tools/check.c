@@ -10,6 +10,7 @@
  * which vanishes with it, so the machine's mounts stay as they were.
  */
 #include "launcher.h"
+#include "proc_stat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,8 @@ struct facts {
 	char model[128], governor[LIST_MAX], idle[128], smt[32], boot[LIST_MAX];
 	int governor_slow; /* some CPU does not run the performance governor */
 	int smt_active;
+	char steal[LIST_MAX]; /* the host's share of each CPU since boot, "" on bare metal */
+	double steal_most;    /* the largest share, in percent */
 	struct utsname uts;
 	char preempt[192];
 	int preempt_weak;    /* none or voluntary: a woken thread waits for the kernel */
@@ -231,6 +234,44 @@ static void gather_idle_smt(struct facts *f)
 	f->smt_active = read_long(SYSFS_CPU "smt/active", &active) == 0 && active == 1;
 }
 
+/*
+ * The hypervisor's share of each online CPU since boot (steal, /proc/stat):
+ * a virtual CPU the host does not run stops every thread on it, the
+ * library's helpers and the realtime threads alike.
+ */
+static void gather_steal(struct facts *f)
+{
+	static char text[65536];
+	double up = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *u = fopen("/proc/uptime", "re");
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (u && fscanf(u, "%lf", &up) != 1)
+		up = 0;
+	if (u)
+		fclose(u);
+	f->steal[0] = '\0';
+	if (len <= 0 || up <= 0 || hz <= 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		uint64_t ticks;
+		if (!CPU_ISSET(c, &f->online) ||
+		    rto_proc_stat_steal(text, (long)len, c, &ticks) != 0)
+			continue;
+		double pct = 100.0 * ((double)ticks / (double)hz) / up;
+		if (pct > f->steal_most)
+			f->steal_most = pct;
+		append(f->steal, sizeof(f->steal), "%sCPU %d %.2f%%", f->steal[0] ? ", " : "", c,
+		       pct);
+	}
+	if (f->steal_most == 0)
+		f->steal[0] = '\0';
+}
+
 /* The kernel parameters that shape realtime behaviour, as booted. */
 static void gather_boot(struct facts *f)
 {
@@ -269,6 +310,7 @@ static void gather_cpus(struct facts *f, const struct launch *l)
 	gather_governor(f);
 	gather_idle_smt(f);
 	gather_boot(f);
+	gather_steal(f);
 }
 
 /* "none voluntary (full) lazy": the current model is in parentheses. */
@@ -565,6 +607,8 @@ static void print_cpus(const struct facts *f)
 	row("SMT", "%s%s", smt_text(f->smt), f->smt_active ? ", active" : "");
 	row("governor", "%s", f->governor);
 	row("idle driver", "%s", f->idle);
+	if (f->steal[0])
+		row("host's share", "%s since boot (steal: a virtual machine)", f->steal);
 	if (f->helper_given)
 		row("helper CPUs", "%s (as given)", list(&f->helpers, a));
 	else if (f->rt_given)
@@ -802,6 +846,17 @@ static void advise_kernel(const struct facts *f)
 		       f->clock);
 }
 
+static void advise_host(const struct facts *f)
+{
+	if (f->steal[0])
+		advise("This is a virtual machine whose host has taken up to %.2f%% of a CPU since "
+		       "boot. While the host does not run a virtual CPU, nothing on it runs: a "
+		       "realtime thread wakes late and an offloaded call waits for its helper "
+		       "(a stall line then says what the host took). Pin the virtual CPUs to "
+		       "dedicated host CPUs, or measure on bare metal.",
+		       f->steal_most);
+}
+
 static void advise_limits(const struct facts *f)
 {
 	char v[32];
@@ -871,6 +926,7 @@ static void print_advice(const struct facts *f)
 	section("Recommendations");
 	advise_cpus(f, &rt);
 	advise_kernel(f);
+	advise_host(f);
 	advise_limits(f);
 	advise_run(f, &rt, &helpers);
 }

@@ -240,6 +240,11 @@ for row in model isolated nohz_full "helper CPUs" preemption "RT throttling" "he
 	expect "check reports $row" 1 "$(grep -c "^  $row  *[^ ]" "$tmp/out")"
 done
 
+# The host's share: said exactly when /proc/stat shows steal on some CPU.
+stolen=$(awk '/^cpu[0-9]/ && $9 > 0 { n++ } END { print n ? 1 : 0 }' /proc/stat)
+expect "check reports the host's share when there is steal ($stolen)" "$stolen" \
+	"$(grep -c "^  host's share  *CPU 0 " "$tmp/out")"
+
 run "$launcher" --rt-cpus 0 check
 expect "--rt-cpus 0 check: 0" 0 "$status"
 expect "check takes --rt-cpus" 1 "$(grep -c '^  helper CPUs .*rt_cpus 0' "$tmp/out")"

@@ -514,7 +514,7 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
  * a share under 10 ms may not show.  The watchdog's, one scan at a time.
  */
 static uint64_t steal_said_ns[CPU_SETSIZE]; /* each CPU's steal at the line before */
-static uint64_t steal_said_at;		     /* CLOCK_BOOTTIME of that line; 0: boot */
+static uint64_t steal_said_at;		    /* CLOCK_BOOTTIME of that line; 0: boot */
 
 static void put_steal(struct line *l, int caller_cpu)
 {

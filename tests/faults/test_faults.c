@@ -362,8 +362,7 @@ SCENARIO(first_call)
 	return err == EFAULT ? 0 : 1;
 }
 
-Test(faults, a_bad_pointer_in_the_first_call_after_the_mark_gives_efault,
-     .timeout = TEST_TIMEOUT)
+Test(faults, a_bad_pointer_in_the_first_call_after_the_mark_gives_efault, .timeout = TEST_TIMEOUT)
 {
 	char *env[] = {"RTOFFLOAD_OPTIONS=stall_us=0:live=0", NULL};
 	struct proc p;

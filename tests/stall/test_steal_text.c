@@ -15,14 +15,13 @@
 #include <unistd.h>
 
 /* As Linux 6.x writes it: the sum first, then one line per CPU. */
-static const char stat_text[] =
-	"cpu  3264838 3744 888382 2197040 9661 0 17472 35479 0 0\n"
-	"cpu0 1664650 1780 419614 1098416 4346 0 8327 18198 0 0\n"
-	"cpu1 1600188 1964 468768 1098623 5315 0 9144 17281 0 0\n"
-	"cpu10 1 2 3 4 5 6 7 99 0 0\n"
-	"cpu3 1 2 3 4 5 6 7\n"
-	"intr 123 0 9 0 0 0\n"
-	"ctxt 1234\n";
+static const char stat_text[] = "cpu  3264838 3744 888382 2197040 9661 0 17472 35479 0 0\n"
+				"cpu0 1664650 1780 419614 1098416 4346 0 8327 18198 0 0\n"
+				"cpu1 1600188 1964 468768 1098623 5315 0 9144 17281 0 0\n"
+				"cpu10 1 2 3 4 5 6 7 99 0 0\n"
+				"cpu3 1 2 3 4 5 6 7\n"
+				"intr 123 0 9 0 0 0\n"
+				"ctxt 1234\n";
 
 static int steal(const char *text, int cpu, uint64_t *t)
 {
@@ -61,7 +60,8 @@ Test(steal_text, text_cut_inside_a_line_is_not_read_past)
 
 	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 1, &t), 0);
 	cr_expect_eq(t, 1728, "read as far as it was given");
-	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 10, &t), -1, "cpu10's line is past the end");
+	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 10, &t), -1,
+		     "cpu10's line is past the end");
 }
 
 Test(steal_text, the_machines_own_file_has_a_steal_for_every_online_cpu)
