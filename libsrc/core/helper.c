@@ -520,6 +520,13 @@ static int wait_predicted(struct rto_queue *q)
 
 	for (int turn = 0; turn < 8; turn++) {
 		uint64_t now = rto_now_ns();
+		/*
+		 * A thread whose calls come sooner than helper_idle_us after
+		 * its previous one (predict.c): idle polls through its gaps,
+		 * and so do we, as idle does (issue 30: never worse than idle).
+		 */
+		if (now < rto_predict_promised(&q->predict))
+			return -1;
 		int kind = rto_predict_plan(&q->predict, now, &p);
 		/*
 		 * Every periodic caller overdue: a loop that woke later than
@@ -530,13 +537,6 @@ static int wait_predicted(struct rto_queue *q)
 		if (kind == RTO_PLAN_NONE || kind == RTO_PLAN_SLEEP)
 			return -1;
 		rto_helper_plan_prio = p.prio; /* idle_priority(): nap and poll at it */
-		/* helper_idle_us after a call where idle polls: no nap, no sleep (predict.c). */
-		uint64_t promised = rto_predict_promised(&q->predict);
-		if (now < promised) {
-			if (poll_until(q, promised, NULL, 0))
-				return 1;
-			continue;
-		}
 		if (p.sleep_until > now + RTO_NAP_MIN_NS && nap(q, now, p.sleep_until))
 			return 1; /* a caller came early (predict.c grows the window) */
 		rto_trace_window_open(p.linger, p.poll_until); /* trace.c */
