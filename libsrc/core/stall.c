@@ -73,6 +73,8 @@
 static struct {
 	/* input: noted calls whose worker waits for input (stall_probe.c), not stalls */
 	uint64_t calls, unclaimed, running, taken_back, grown, input, moved;
+	/* input_late: said unclaimed first, then taken by a worker that waits for input */
+	uint64_t input_late;
 } counts;
 
 /*
@@ -205,7 +207,8 @@ void rto_stall_counts(struct rto_stall_counts *c)
 
 	/* Noted by callers, less those the watchdog found waiting for input. */
 	c->input = uatomic_read(&counts.input);
-	c->calls = uatomic_read(&counts.calls) - c->input;
+	c->calls = uatomic_read(&counts.calls) - c->input; /* input_late ones were stalls */
+	c->input += uatomic_read(&counts.input_late);
 	c->unclaimed = uatomic_read(&counts.unclaimed);
 	c->running = uatomic_read(&counts.running);
 	c->taken_back = uatomic_read(&counts.taken_back);
@@ -778,6 +781,36 @@ static int held_long(unsigned i, const struct note *n, uint64_t now)
  * Returns how soon to look again: 0 never for this note, 1 stall_us / 2,
  * 2 QUIET_LOOK_NS.
  */
+/*
+ * A call said "not taken by any helper" (its helpers' CPU was busy past
+ * stall_us) that a worker then took, and that now waits for input there
+ * (a FIFO's open, a pipe's read): from then on it waits as its caller
+ * would have.  The live view shows it waiting, input_waits counts it (it
+ * stays a stall in the counts: it was one), and the watchdog looks at it
+ * as at any other wait for input, so that a worker starved once its
+ * input came is said again.  Once per note: late_input.
+ */
+static uint32_t late_input[RTO_STALL_NOTES]; /* the watchdog's: gens judged so */
+
+static int taken_late(struct rto_queue *q, unsigned i, const struct note *n, int runner)
+{
+	int waits = probe(q, runner);
+
+	if (waits <= 0) {
+		/* Not (yet) in a wait for input: look again for a second, then let it be. */
+		if (rto_now_ns() - n->t0 < UNSURE_NS)
+			return 1;
+		late_input[i] = n->gen;
+		return 0;
+	}
+	late_input[i] = n->gen;
+	uatomic_inc(&counts.input_late);
+	rto_trace_verdict(n->fn, n->tid, RTO_TR_INPUT); /* trace.c */
+	CMM_STORE_SHARED(quiet[i], n->gen);
+	held[i] = 0;
+	return 2;
+}
+
 static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runner, int *say)
 {
 	int fresh = said[i] != n->gen;
@@ -787,7 +820,7 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	int late = now - n->t0 > 2 * opt.stall_us * 1000;
 
 	if (!fresh && CMM_LOAD_SHARED(quiet[i]) != n->gen)
-		return 0; /* said, or counted, already */
+		return runner >= 0 && late_input[i] != n->gen ? taken_late(q, i, n, runner) : 0;
 	if (runner < 0 && !fresh)
 		return 0; /* quiet, and its worker is done: its caller clears it */
 	if (runner < 0 && (late || slot_claimed(q, n->req)) && !held_long(i, n, now))
@@ -826,7 +859,8 @@ static int judge(struct rto_queue *q, unsigned i, const struct note *n, int runn
 	said[i] = n->gen;
 	if (!fresh) {
 		CMM_STORE_SHARED(quiet[i], 0);
-		uatomic_dec(&counts.input); /* a stall after all */
+		/* A stall after all. */
+		uatomic_dec(late_input[i] == n->gen ? &counts.input_late : &counts.input);
 	}
 	uatomic_inc(&counts.running);
 	rto_trace_verdict(n->fn, n->tid, RTO_TR_RUNNING); /* trace.c */
@@ -935,6 +969,7 @@ void rto_stall_start(const cpu_set_t *cpus)
 	helper_cpus = *cpus;
 	memset(said, 0, sizeof(said));
 	memset(quiet, 0, sizeof(quiet));
+	memset(late_input, 0, sizeof(late_input));
 	memset(held, 0, sizeof(held));
 	memset(unsure, 0, sizeof(unsure));
 	memset(sites, 0, sizeof(sites));

@@ -522,6 +522,65 @@ Test(stall, a_fifo_open_waiting_for_input_is_counted_and_not_said, .timeout = TE
 }
 
 /*
+ * The other order: the busy thread holds the helpers' CPU first, so a
+ * realtime thread's open of a FIFO nobody writes is said "not taken by
+ * any helper"; once the busy thread ends, a worker takes the open and
+ * waits for a writer, as the thread would have.  From then on it is a
+ * wait for input, counted as one (it stays a stall in the counts).
+ */
+SCENARIO(hog_then_input)
+{
+	const char *dir = getenv("SC_DIR");
+	struct test_thread hog, t;
+	struct opener o;
+	char fifo[PATH_MAX], report[PATH_MAX];
+
+	if (!dir || pin_cpu(RT_CPU) != 0)
+		return 100;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(report, sizeof(report), "%s/report", dir);
+	if (mkfifo(fifo, 0600) != 0)
+		return 101;
+	o.path = fifo;
+	atomic_init(&o.fd, -1);
+	start_helpers();
+	if (thread_start(&hog, hog_job, NULL, TH_PIN_HK, HOG_PRIO) != 0)
+		return 102;
+	flag_wait(&hog_running);
+	if (thread_start(&t, open_fifo_job, &o, TH_MARK | TH_PIN_RT, CALLER_PRIO) != 0)
+		return 103;
+	say("stall_said=%d", report_has_stall(report));
+	atomic_store(&released, 1);
+	thread_join(&hog);
+	say("input_counted=%d", input_wait_counted());
+	int wr = open(fifo, O_RDWR | O_CLOEXEC); /* the writer it waited for */
+	thread_join(&t);
+	say("opened=%d", atomic_load(&o.fd) >= 0);
+	close(wr);
+	close(atomic_load(&o.fd));
+	struct rt_offload_stats s = stats_now();
+	say("stalled=%lu\ninput_waits=%lu", (unsigned long)s.stalled, (unsigned long)s.input_waits);
+	return 0;
+}
+
+Test(stall, a_fifo_open_said_unclaimed_then_waiting_for_input_is_counted_as_such,
+     .timeout = TEST_TIMEOUT)
+{
+	static struct proc p;
+	char dir[PATH_MAX], opts[PATH_MAX + 128];
+
+	tmp_make(dir);
+	snprintf(opts, sizeof(opts), "helper_cpus=%d:report_path=%s/report", HK_CPU, dir);
+	run_sc("hog_then_input", opts, dir, &p);
+	tmp_remove(dir);
+	cr_expect_eq(kv(p.out, "stall_said", -1), 1, "no stall line while the hog ran\n%s", p.err);
+	cr_expect_eq(kv(p.out, "input_counted", -1), 1,
+		     "the open's wait for a writer, after the stall, is not counted\n%s", p.out);
+	cr_expect_eq(kv(p.out, "opened", -1), 1);
+	cr_expect_geq(kv(p.out, "stalled", -1), 1, "the stall itself is no longer counted");
+}
+
+/*
  * A realtime thread's read of a pipe (fd_local=none: on a helper) waits
  * for input; then the busy thread holds the helpers' CPU and the input
  * comes: the woken worker cannot run.  That is a stall again, and said.
