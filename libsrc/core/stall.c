@@ -525,7 +525,7 @@ static void put_steal(struct line *l, int caller_cpu)
 	int cpu[CPUS_SHOWN], ncpu = shown_cpus(cpu);
 	struct timespec ts;
 	long len = rto_procfs_read("/proc/stat", text, sizeof(text));
-	long hz = sysconf(_SC_CLK_TCK);
+	long hz = rto_real_sysconf(_SC_CLK_TCK);
 	int said = 0;
 
 	if (len <= 0 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
