@@ -681,3 +681,27 @@ int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t
 	}
 	return 0;
 }
+
+int rto_options_path(const char *pattern, int pid, char *out, size_t len)
+{
+	char digits[12];
+	size_t n = 0, d = 0;
+	unsigned v = pid < 0 ? 0u : (unsigned)pid;
+
+	do
+		digits[d++] = (char)('0' + v % 10);
+	while ((v /= 10) && d < sizeof(digits));
+	for (const char *p = pattern; *p; p++) {
+		int is_pid = p[0] == '%' && p[1] == 'p';
+		size_t need = is_pid ? d : 1;
+		if (n + need >= len)
+			return -1;
+		for (size_t i = 0; i < need; i++)
+			out[n++] = is_pid ? digits[d - 1 - i] : *p;
+		p += is_pid;
+	}
+	if (!len)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}

@@ -118,6 +118,12 @@ RTO_HIDDEN void rto_options_defaults(struct rto_options *o);
 RTO_HIDDEN int rto_options_parse(const char *text, struct rto_options *o, char *err, size_t len);
 /* The ':' that ends the "key=value" segment at s (a value may hold ':'). */
 RTO_HIDDEN const char *rto_options_segment_end(const char *s);
+/*
+ * A PATH option's file name (stats_file=, trace_file=): pattern with each
+ * "%p" replaced by pid, into out (len bytes, NUL-ended).  0, or -1 when it
+ * does not fit.
+ */
+RTO_HIDDEN int rto_options_path(const char *pattern, int pid, char *out, size_t len);
 /* What the key of n bytes at `key` does, one line (rtoffload check); NULL: no such key. */
 RTO_HIDDEN const char *rto_options_does(const char *key, size_t n);
 

@@ -30,6 +30,7 @@
  * and the low 32 bits of its clock at the call, which the helper reads in
  * the request, so nothing travels for the trace.
  */
+#include "options.h"
 #include "trace_opts.h"
 #include "rto_fast.h"
 #include "fn.h"
@@ -662,23 +663,6 @@ void rto_trace_at_abort(void)
 	rto_mutex_unlock(&drain_lock);
 }
 
-/* trace_file: "%p" becomes the pid. */
-static int expand_path(const char *pattern, char *path, size_t len)
-{
-	size_t n = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		int w = (p[0] == '%' && p[1] == 'p') ? snprintf(path + n, len - n, "%d", (int)pid)
-						     : snprintf(path + n, len - n, "%c", *p);
-		if (w < 0 || (size_t)w >= len - n)
-			return -1;
-		n += (size_t)w;
-		if (p[0] == '%' && p[1] == 'p')
-			p++;
-	}
-	return 0;
-}
-
 /*
  * Opened in the constructor, before the program opens anything, and moved
  * above TRACE_FD_MIN: the program's own descriptors keep their numbers.
@@ -687,7 +671,7 @@ static void open_file(void)
 {
 	char path[PATH_MAX], comm[32];
 
-	if (expand_path(rto_trace_file(), path, sizeof(path)) != 0) {
+	if (rto_options_path(rto_trace_file(), (int)pid, path, sizeof(path)) != 0) {
 		rto_say(0, "trace_file: path too long: no trace");
 		return;
 	}

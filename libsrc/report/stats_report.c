@@ -577,24 +577,6 @@ static void write_json(struct out *o)
 	rto_json_close(&j);
 }
 
-/* stats_file: "%p" becomes the pid, so each process of a tree has its own. */
-static int expand_path(const char *pattern, char *path, size_t len)
-{
-	size_t n = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		int w = (p[0] == '%' && p[1] == 'p')
-				? snprintf(path + n, len - n, "%d", (int)getpid())
-				: snprintf(path + n, len - n, "%c", *p);
-		if (w < 0 || (size_t)w >= len - n)
-			return -1;
-		n += (size_t)w;
-		if (p[0] == '%' && p[1] == 'p')
-			p++;
-	}
-	return 0;
-}
-
 void rto_stats_report_at_exit(void)
 {
 	static struct out o; /* 4 KiB: exit may run on a small stack */
@@ -607,7 +589,7 @@ void rto_stats_report_at_exit(void)
 	}
 	if (!opt.stats_file[0])
 		return;
-	if (expand_path(opt.stats_file, path, sizeof(path)) != 0) {
+	if (rto_options_path(opt.stats_file, (int)getpid(), path, sizeof(path)) != 0) {
 		rto_say(0, "stats_file: path too long");
 		return;
 	}

@@ -69,6 +69,28 @@ static void open_fifo_job(void *arg)
 	atomic_store(&o->fd, open(o->path, O_RDONLY | O_CLOEXEC));
 }
 
+/* dir/fifo made, and o set to open it: 0, or -1. */
+static int fifo_opener(const char *dir, char *fifo, struct opener *o)
+{
+	snprintf(fifo, PATH_MAX, "%s/fifo", dir);
+	o->path = fifo;
+	atomic_init(&o->fd, -1);
+	return mkfifo(fifo, 0600);
+}
+
+/* The writer the open on t waits for comes; says whether it opened, and the counts. */
+static void fifo_writer_comes(struct opener *o, struct test_thread *t)
+{
+	int wr = open(o->path, O_RDWR | O_CLOEXEC);
+
+	thread_join(t);
+	say("opened=%d", atomic_load(&o->fd) >= 0);
+	close(wr);
+	close(atomic_load(&o->fd));
+	struct rt_offload_stats s = stats_now();
+	say("input_waits=%lu\nstalled=%lu", (unsigned long)s.input_waits, (unsigned long)s.stalled);
+}
+
 struct writer {
 	int fd;
 	ssize_t n;
@@ -487,22 +509,13 @@ SCENARIO(input_wait)
 
 	if (!dir)
 		return 100;
-	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
-	if (mkfifo(fifo, 0600) != 0)
+	if (fifo_opener(dir, fifo, &o) != 0)
 		return 101;
-	o.path = fifo;
-	atomic_init(&o.fd, -1);
 	start_helpers();
 	if (thread_start(&t, open_fifo_job, &o, TH_MARK, CALLER_PRIO) != 0)
 		return 102;
 	say("counted=%d", input_wait_counted());
-	int wr = open(fifo, O_RDWR | O_CLOEXEC); /* the writer it waited for */
-	thread_join(&t);
-	say("opened=%d", atomic_load(&o.fd) >= 0);
-	close(wr);
-	close(atomic_load(&o.fd));
-	struct rt_offload_stats s = stats_now();
-	say("input_waits=%lu\nstalled=%lu", (unsigned long)s.input_waits, (unsigned long)s.stalled);
+	fifo_writer_comes(&o, &t);
 	return 0;
 }
 
@@ -537,12 +550,9 @@ SCENARIO(hog_then_input)
 
 	if (!dir || pin_cpu(RT_CPU) != 0)
 		return 100;
-	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	snprintf(report, sizeof(report), "%s/report", dir);
-	if (mkfifo(fifo, 0600) != 0)
+	if (fifo_opener(dir, fifo, &o) != 0)
 		return 101;
-	o.path = fifo;
-	atomic_init(&o.fd, -1);
 	start_helpers();
 	if (thread_start(&hog, hog_job, NULL, TH_PIN_HK, HOG_PRIO) != 0)
 		return 102;
@@ -553,13 +563,7 @@ SCENARIO(hog_then_input)
 	atomic_store(&released, 1);
 	thread_join(&hog);
 	say("input_counted=%d", input_wait_counted());
-	int wr = open(fifo, O_RDWR | O_CLOEXEC); /* the writer it waited for */
-	thread_join(&t);
-	say("opened=%d", atomic_load(&o.fd) >= 0);
-	close(wr);
-	close(atomic_load(&o.fd));
-	struct rt_offload_stats s = stats_now();
-	say("stalled=%lu\ninput_waits=%lu", (unsigned long)s.stalled, (unsigned long)s.input_waits);
+	fifo_writer_comes(&o, &t);
 	return 0;
 }
 
