@@ -9,7 +9,6 @@
  */
 #include "options.h"
 #include "cpulist.h"
-#include "resolve.h"
 #include "validate.h"
 
 #include <errno.h>
