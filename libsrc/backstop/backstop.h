@@ -218,6 +218,9 @@ RTO_HIDDEN void rto_backstop_sigsys(int sig, siginfo_t *si, void *uc);
  * caller's return address, a sanitizer runtime's own calls trap).
  */
 RTO_HIDDEN int rto_bs_syscall(long nr, const long *a, const void *pc, long *ret);
+struct rto_options;
+/* report_traps=, copied at load. */
+RTO_HIDDEN void rto_trap_configure(const struct rto_options *o);
 /* The program's SIGSYS handler, to chain a SIGSYS that is not ours (seccomp RET_TRAP). */
 RTO_HIDDEN extern struct sigaction rto_backstop_chain;
 /* A raw system call from the library's text: never trapped.  Returns -errno on failure. */

@@ -3,8 +3,8 @@
  * self.c: whether the calling thread is a helper (its mode and what it
  * brings to a decision: decide.h).
  *
- * Concurrency: Caller's path: yes (TLS reads only; rto_opt is set before
- * any thread is marked).
+ * Concurrency: Caller's path: yes (TLS reads only; rto_mode_default is
+ * set by rto_self_configure before any thread is marked).
  */
 #ifndef RTO_SELF_H
 #define RTO_SELF_H
@@ -15,6 +15,9 @@
 /* rto_thread_mode() and rto_decide_self(): decide.h, where the marked path reads them. */
 /* self.c: the calling thread is one of our helpers (set by helper.c on itself). */
 RTO_HIDDEN int rto_helper_is_self(void);
+struct rto_options;
+/* mode= into rto_mode_default (decide.h), at load. */
+RTO_HIDDEN void rto_self_configure(const struct rto_options *o);
 RTO_HIDDEN void rto_helper_set_self(void);
 
 #endif /* RTO_SELF_H */

@@ -28,7 +28,6 @@
 
 #include "fn.h"
 #include "rto_fast.h"
-#include "options_load.h"
 
 #include "rtoffload.h"
 
@@ -253,10 +252,13 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
  * marked).  Here, beside the decision, because the marked path reads it.
  */
 
+/* The mode= option, a thread's mode until it sets its own (self.c: rto_self_configure). */
+RTO_HIDDEN extern int rto_mode_default;
+
 /* The calling thread's mode: its own, else the mode= option. */
 static inline int rto_thread_mode(void)
 {
-	return rto_self.mode ? rto_self.mode - 1 : rto_opt.mode;
+	return rto_self.mode ? rto_self.mode - 1 : rto_mode_default;
 }
 
 /* Its answer to RTO_NEED_SELF. */

@@ -36,7 +36,7 @@
  * What cannot be seen: descriptors closed and reborn under the same number
  * by raw syscall() or by code that bypasses libc's exported functions.
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "decide.h"
@@ -55,6 +55,18 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+
+/* fd_local= and mode=strict: copied once at load (rto_fd_configure), read-only afterwards. */
+static struct {
+	unsigned fd_local; /* RTO_FD_* kinds that run on their caller */
+	int strict;
+} opt;
+
+void rto_fd_configure(const struct rto_options *o)
+{
+	opt.fd_local = o->fd_local;
+	opt.strict = o->mode == RT_OFFLOAD_MODE_STRICT;
+}
 
 #define FD_MAX 65536 /* descriptors above run by handling alone (offloaded) */
 
@@ -116,7 +128,7 @@ static int under_async_path(int fd)
 
 static int kind_bits(int fd, int kind)
 {
-	int bits = (kind & (int)rto_opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE;
+	int bits = (kind & (int)opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE;
 	if (RTO_UNLIKELY(rto_async_paths) && under_async_path(fd))
 		bits |= ASYNC_PATH;
 	return bits;
@@ -232,7 +244,7 @@ static __attribute__((noinline)) int learn_bits(int fd, uint32_t e)
  */
 int rto_fd_local_known(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX || !rto_opt.fd_local)
+	if (fd < 0 || fd >= FD_MAX || !opt.fd_local)
 		return RTO_NO;
 	uint32_t e = CMM_LOAD_SHARED(table[fd]);
 	if (RTO_UNLIKELY((e & CLASS_MASK) == CLASS_UNKNOWN))
@@ -242,7 +254,7 @@ int rto_fd_local_known(int fd)
 
 int rto_fd_runs_local(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX || !rto_opt.fd_local)
+	if (fd < 0 || fd >= FD_MAX || !opt.fd_local)
 		return 0; /* fd_local=none: nothing to learn */
 	int bits = bits_of(fd);
 	return bits >= 0 && (bits & CLASS_MASK) == CLASS_LOCAL;
@@ -309,7 +321,7 @@ void rto_fd_born(int fd, int kind)
 		return;
 	if (kind >= 0) { /* a pipe, a socket, an eventfd: no path, no question to ask */
 		uint32_t e = CMM_LOAD_SHARED(table[fd]);
-		store(fd, e, (kind & (int)rto_opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE);
+		store(fd, e, (kind & (int)opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE);
 		return;
 	}
 	if (may_classify_here())
@@ -381,7 +393,7 @@ void rto_fd_classify_open(void)
 void rto_fd_init(int (*call)(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how))
 {
 	CMM_STORE_SHARED(classify_call, call);
-	if (rto_opt.mode == RT_OFFLOAD_MODE_STRICT || rto_async_paths)
+	if (opt.strict || rto_async_paths)
 		rto_fd_eager();
 }
 

@@ -29,6 +29,9 @@ RTO_HIDDEN int rto_fd_runs_local(int fd);
 RTO_HIDDEN int rto_fd_local_known(int fd);
 /* 1: fd's file lies under async_path= (classified as above when unknown). */
 RTO_HIDDEN int rto_fd_async_path(int fd);
+struct rto_options;
+/* fd_local= and mode=, copied at load (before any descriptor is classified). */
+RTO_HIDDEN void rto_fd_configure(const struct rto_options *o);
 /* fn(fd) is called by rto_fd_forget() from now on (async.c, at load). */
 RTO_HIDDEN void rto_fd_on_forget(void (*fn)(int fd));
 /* fd was replaced or closed: its cached class is no longer true. */

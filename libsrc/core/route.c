@@ -5,7 +5,7 @@
  * the facts the decision asks for and carries it out.
  * This is the caller's realtime path: no malloc, no lock, no syscall.
  */
-#include "options_load.h"
+#include "options.h"
 #include "rto_fast.h"
 #include "self.h"
 #include "fn.h"
@@ -36,6 +36,19 @@
 
 #include "rtoffload.h"
 #include "shims_prelude.h" /* rto_fn_fclose */
+
+/* report_offloads= and children=: copied once at load (rto_route_configure), read-only afterwards.
+ */
+static struct {
+	int report_offloads;
+	int children_caller;
+} opt;
+
+void rto_route_configure(const struct rto_options *o)
+{
+	opt.report_offloads = o->report_offloads;
+	opt.children_caller = o->children == RTO_CHILDREN_CALLER;
+}
 
 static __attribute__((noinline)) int refuse(struct rto_fn *fn)
 {
@@ -142,7 +155,7 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 	else
 		rto_stats_offloaded(fn, ns);
 	rto_trace_offload(fn, t0, end, req.flags & RTO_RQ_TAKEN, req.key); /* trace.c */
-	if (RTO_UNLIKELY(rto_opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
+	if (RTO_UNLIKELY(opt.report_offloads) && !(fn->flags & RTO_F_INTERNAL))
 		rto_callsite_event(RTO_EVENT_OFFLOAD, fn, ns);
 	if (RTO_UNLIKELY(req.flags &
 			 RTO_RQ_FAULTED)) { /* it faulted on the worker: fault here instead */
@@ -209,7 +222,7 @@ static inline __attribute__((always_inline)) void decide_in(struct rto_decide_in
 		.how = (unsigned char)how,
 		.stream = stream != NULL,
 		.fd_local = (unsigned char)fd_local,
-		.children_caller = rto_opt.children == RTO_CHILDREN_CALLER,
+		.children_caller = opt.children_caller,
 		/*
 		 * first_done is set only after an offloaded call returned: the
 		 * helper's initialisation (libc's own, under libc's lock)

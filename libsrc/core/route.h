@@ -51,6 +51,9 @@ static inline unsigned rto_path_arg(const char *path)
  * it), -1 when it was refused (errno set).
  */
 RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
+struct rto_options;
+/* report_offloads= and children=, copied at load (before any call is routed). */
+RTO_HIDDEN void rto_route_configure(const struct rto_options *o);
 /* An offloaded call's dlerror() message goes to fn (wrap_misc.c's, set at load). */
 RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));
 

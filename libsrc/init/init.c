@@ -12,6 +12,7 @@
 #include "callsite.h"
 #include "resolve.h"
 #include "route.h"
+#include "self.h"
 #include "fdclass.h"
 #include "helper.h"
 #include "transport.h"
@@ -80,6 +81,10 @@ static void configure(const struct rto_options *o)
 	rto_heap_recipe_configure(o);
 	rto_trace_configure(o);
 	rto_async_configure(o);
+	rto_self_configure(o);
+	rto_route_configure(o);
+	rto_fd_configure(o);
+	rto_trap_configure(o);
 }
 
 void rto_init_once(void)

@@ -47,7 +47,7 @@
  * trapped stack: the frame it restores is the program's own.
  */
 #include "rto_base.h"
-#include "options_load.h"
+#include "options.h"
 #include "self.h"
 #include "decide.h"
 #include "callsite.h"
@@ -69,6 +69,16 @@
 #include <ucontext.h>
 
 #include "rtoffload.h"
+
+/* report_traps=: copied once at load (rto_trap_configure), read-only afterwards. */
+static struct {
+	int report_traps;
+} opt;
+
+void rto_trap_configure(const struct rto_options *o)
+{
+	opt.report_traps = o->report_traps;
+}
 
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH 2
@@ -446,7 +456,7 @@ int rto_bs_syscall(long nr, const long *a, const void *pc, long *ret)
 /* report_traps=1: each new call site that traps, once, with its backtrace. */
 static void report_trap(long nr, const ucontext_t *uc)
 {
-	if (RTO_UNLIKELY(rto_opt.report_traps))
+	if (RTO_UNLIKELY(opt.report_traps))
 		rto_callsite_event_trapped(RTO_EVENT_TRAP, fn_of(nr), uc);
 }
 
