@@ -18,6 +18,13 @@
 #include <stdint.h>
 
 /*
+ * The next "cpuN" line from *p on (before end), the sum's line left out:
+ * 1 with N and its steal ticks, *p moved past it; 0 at the end.  A line
+ * without a steal column (a kernel before 2.6.11) is left out too, and so
+ * is a last line without its newline (text cut short inside it).
+ */
+RTO_HIDDEN int rto_proc_stat_next(const char **p, const char *end, int *cpu, uint64_t *ticks);
+/*
  * The steal ticks of CPU cpu in text (len bytes of /proc/stat, not
  * necessarily all of it): 0 and *ticks, or -1 when the line is not there
  * or has no steal column (a kernel before 2.6.11).

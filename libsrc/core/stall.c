@@ -516,43 +516,67 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
  * when the host took nothing (always so on bare metal).  Ticks of USER_HZ:
  * a share under 10 ms may not show.  The watchdog's, one scan at a time.
  */
-static uint64_t steal_said_ns[CPU_SETSIZE]; /* each CPU's steal at the line before */
-static uint64_t steal_said_at;		    /* CLOCK_BOOTTIME of that line; 0: boot */
+static uint64_t steal_ns[CPU_SETSIZE];	 /* each CPU's steal at the last look */
+static uint64_t steal_took[CPU_SETSIZE]; /* how much of it came since the look before */
+static uint64_t steal_at;		 /* CLOCK_BOOTTIME of the last look; 0: none */
 
-static void put_steal(struct line *l, int caller_cpu)
+/*
+ * Each CPU's steal now, and since the last look (steal_took): the time
+ * since that look, or 0 when /proc/stat cannot be read.  The first look
+ * is at the helpers' start (rto_stall_start), as pollcap.c's reads of
+ * /proc are; the others on the scan's own descriptor table.
+ */
+static uint64_t steal_look(void)
 {
 	static char text[16384]; /* the cpu lines of 128 CPUs or so: they come first */
-	int cpu[CPUS_SHOWN], ncpu = shown_cpus(cpu);
+	const char *p = text;
 	struct timespec ts;
 	long len = rto_procfs_read("/proc/stat", text, sizeof(text));
 	long hz = rto_real_sysconf(_SC_CLK_TCK);
-	int said = 0;
+	uint64_t ticks;
+	int c;
 
 	if (len <= 0 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
-		return;
+		return 0;
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	for (int i = 0; i <= ncpu; i++) {
-		int c = i < ncpu ? cpu[i] : caller_cpu;
-		uint64_t ticks;
-		if (c < 0 || c >= CPU_SETSIZE || (i == ncpu && CPU_ISSET(c, &helper_cpus)) ||
-		    rto_proc_stat_steal(text, len, c, &ticks) != 0)
-			continue;
+	while (rto_proc_stat_next(&p, text + len, &c, &ticks)) {
+		if (c >= CPU_SETSIZE)
+			break;
 		uint64_t ns = ticks * (1000000000u / (uint64_t)hz);
-		uint64_t took = ns > steal_said_ns[c] ? ns - steal_said_ns[c] : 0;
-		steal_said_ns[c] = ns;
-		if (!took)
-			continue;
-		put(l, said++ ? ", CPU %d for " : "; the hypervisor took CPU %d for ", c);
-		put_ms(l, took);
-		if (i == ncpu)
-			put(l, " (the caller's)");
+		steal_took[c] = ns > steal_ns[c] ? ns - steal_ns[c] : 0;
+		steal_ns[c] = ns;
 	}
-	if (said) {
-		put(l, steal_said_at ? " in the last " : " of the ");
-		put_ms(l, now - steal_said_at);
-		put(l, steal_said_at ? " (steal)" : " since boot (steal)");
+	uint64_t since = now - steal_at;
+	steal_at = now;
+	return since;
+}
+
+static void put_steal(struct line *l, int caller_cpu)
+{
+	int cpu[CPUS_SHOWN + 1], ncpu = shown_cpus(cpu), any = 0;
+	uint64_t since = steal_look(), now = steal_at;
+
+	if (caller_cpu >= 0 && caller_cpu < CPU_SETSIZE && !CPU_ISSET(caller_cpu, &helper_cpus))
+		cpu[ncpu++] = caller_cpu;
+	for (int i = 0; i < ncpu; i++)
+		any |= steal_ns[cpu[i]] != 0;
+	if (!since || !any) /* bare metal, or a host that never took these CPUs */
+		return;
+	for (int i = 0; i < ncpu; i++) {
+		put(l, i ? ", CPU %d%s for " : "; the hypervisor took CPU %d%s for ", cpu[i],
+		    cpu[i] == caller_cpu ? " (the caller's)" : "");
+		put_ms(l, steal_took[cpu[i]]);
 	}
-	steal_said_at = now;
+	put(l, " in the last ");
+	put_ms(l, since);
+	put(l, " (steal; since boot:");
+	for (int i = 0; i < ncpu; i++) {
+		put(l, i ? ", " : " ");
+		put_ms(l, steal_ns[cpu[i]]);
+	}
+	put(l, " of ");
+	put_ms(l, now);
+	put(l, ")");
 }
 
 /* ---- the watchdog ------------------------------------------------------------------- */
@@ -973,6 +997,9 @@ void rto_stall_start(const cpu_set_t *cpus)
 	memset(held, 0, sizeof(held));
 	memset(unsure, 0, sizeof(unsure));
 	memset(sites, 0, sizeof(sites));
+	memset(steal_ns, 0, sizeof(steal_ns));
+	steal_at = 0;
+	(void)steal_look(); /* the baseline of the host's share a line says */
 	rto_stall_probe_reset();
 	/*
 	 * SCHED_OTHER, not the starting thread's realtime policy, and off

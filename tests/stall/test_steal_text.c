@@ -51,17 +51,30 @@ Test(steal_text, a_cpu_not_there_or_without_steal_gives_minus_one)
 	cr_expect_eq(steal("", 0, &t), -1);
 }
 
-Test(steal_text, text_cut_inside_a_line_is_not_read_past)
+Test(steal_text, a_line_cut_short_is_not_read)
 {
 	uint64_t t = 0;
 	/* Cut after "cpu1 1600188 1964 468768 1098623 5315 0 9144 1728": a shorter number. */
 	const char *cut = strstr(stat_text, "17281");
 	long len = (long)(cut - stat_text) + 4;
 
-	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 1, &t), 0);
-	cr_expect_eq(t, 1728, "read as far as it was given");
-	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 10, &t), -1,
-		     "cpu10's line is past the end");
+	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 0, &t), 0);
+	cr_expect_eq(t, 18198);
+	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 1, &t), -1, "cpu1's line is cut: 1728?");
+	cr_expect_eq(rto_proc_stat_steal(stat_text, len, 10, &t), -1, "past the end");
+}
+
+Test(steal_text, next_gives_every_cpu_line_in_order)
+{
+	const char *p = stat_text, *end = stat_text + strlen(stat_text);
+	int cpu, seen[3], n = 0;
+	uint64_t t;
+
+	while (n < 3 && rto_proc_stat_next(&p, end, &cpu, &t))
+		seen[n++] = cpu;
+	cr_assert_eq(n, 3, "cpu0, cpu1, cpu10 (cpu3 has no steal column)");
+	cr_expect(seen[0] == 0 && seen[1] == 1 && seen[2] == 10);
+	cr_expect_eq(rto_proc_stat_next(&p, end, &cpu, &t), 0);
 }
 
 Test(steal_text, the_machines_own_file_has_a_steal_for_every_online_cpu)
