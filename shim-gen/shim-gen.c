@@ -53,7 +53,7 @@ struct call {
 	char callbacks[64]; /* "callbacks:a,b": function pointer parameters it calls */
 	char wake[64];	    /* "wake:...": the call sleeps until a time its arguments give */
 	char timeout[64];   /* "timeout:...": it waits at most until a time they give */
-	char timerfd[16];   /* "timerfd:create|set": the call makes or arms a timerfd */
+	char timer[16];	    /* "timerfd:create|set", "timer:create|set|delete": see emit_timer */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -158,7 +158,7 @@ static void parse_params(struct call *c, char *text)
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
  * flush  cancel  lock  callbacks:P,...  first  caller  spawn  stream:S  wake:...
- * timeout:...  timerfd:create|set
+ * timeout:...  timerfd:create|set  timer:create|set|delete
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -196,13 +196,14 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->wake, sizeof(c->wake), "%s", t + 5);
 		} else if (!strncmp(t, "timeout:", 8)) {
 			snprintf(c->timeout, sizeof(c->timeout), "%s", t + 8);
-		} else if (!strcmp(t, "timerfd:create") || !strcmp(t, "timerfd:set")) {
-			snprintf(c->timerfd, sizeof(c->timerfd), "%s", t + 8);
+		} else if (!strncmp(t, "timerfd:", 8) || !strncmp(t, "timer:", 6)) {
+			snprintf(c->timer, sizeof(c->timer), "%s", t);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
 				"cancel, lock, teardown, dlerror, callbacks:, first, caller, "
-				"spawn, stream:, wake:, timeout:, timerfd:create|set)",
+				"spawn, stream:, wake:, timeout:, timerfd:create|set, "
+				"timer:create|set|delete)",
 				c->name, t);
 		}
 	}
@@ -455,7 +456,7 @@ static int read_before(const char *item)
 
 static int annotated(const struct call *c)
 {
-	return c->forget[0] || c->born[0] || c->timerfd[0];
+	return c->forget[0] || c->born[0] || c->timer[0];
 }
 
 static void emit_forgets_before(FILE *o, const struct call *c)
@@ -525,27 +526,46 @@ static int has_param(const struct call *c, const char *name);
 /*
  * "timerfd:create" (timerfd_create(clockid, flags)), "timerfd:set"
  * (timerfd_settime(fd, flags, nv, ...)): the run function tells
- * libsrc/predict/timerfd_track.c what the timerfd will do, wherever the call ran,
- * so that a marked thread's read of it can say when it ends.
+ * libsrc/predict/timerfd_track.c what the timerfd will do, wherever the
+ * call ran, so that a marked thread's read of it can say when it ends.
+ * "timer:create" (timer_create(clk, sevp, timerid)), "timer:set"
+ * (timer_settime(t, flags, nv, ...)), "timer:delete" (timer_delete(t)):
+ * the same for the POSIX timers that signal the program
+ * (libsrc/predict/timer_track.c), for its waits for signals.
  */
-static void emit_timerfd(FILE *o, const struct call *c)
+static void emit_timer(FILE *o, const struct call *c)
 {
-	const char *need[3] = {"clockid", "flags", NULL};
+	static const struct {
+		const char *annotation, *call, *params[4];
+	} timers[] = {
+		{"timerfd:create",
+		 "rto_timerfd_created(a->ret, a->clockid, a->flags)",
+		 {"clockid", "flags"}},
+		{"timerfd:set",
+		 "rto_timerfd_set(a->ret, a->fd, a->flags, a->nv)",
+		 {"fd", "flags", "nv"}},
+		{"timer:create",
+		 "rto_timer_created(a->ret, a->clk, a->sevp, a->timerid)",
+		 {"clk", "sevp", "timerid"}},
+		{"timer:set", "rto_timer_set(a->ret, a->t, a->flags, a->nv)", {"t", "flags", "nv"}},
+		{"timer:delete", "rto_timer_deleted(a->ret, a->t)", {"t"}},
+	};
 
-	if (!c->timerfd[0])
+	if (!c->timer[0])
 		return;
-	if (!strcmp(c->timerfd, "set")) {
-		need[0] = "fd";
-		need[2] = "nv";
+	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++) {
+		if (strcmp(c->timer, timers[i].annotation))
+			continue;
+		for (int k = 0; k < 4 && timers[i].params[k]; k++)
+			if (!has_param(c, timers[i].params[k]))
+				fail_at(c->line, "'%s': %s needs a parameter %s", c->name, c->timer,
+					timers[i].params[k]);
+		fprintf(o, "\t%s;\n", timers[i].call);
+		return;
 	}
-	for (int i = 0; i < 3; i++)
-		if (need[i] && !has_param(c, need[i]))
-			fail_at(c->line, "'%s': timerfd:%s needs a parameter %s", c->name,
-				c->timerfd, need[i]);
-	if (!strcmp(c->timerfd, "create"))
-		fprintf(o, "\trto_timerfd_created(a->ret, a->clockid, a->flags);\n");
-	else
-		fprintf(o, "\trto_timerfd_set(a->ret, a->fd, a->flags, a->nv);\n");
+	fail_at(c->line,
+		"'%s': unknown annotation '%s' (timerfd:create|set, timer:create|set|delete)",
+		c->name, c->timer);
 }
 
 static void emit_run(FILE *o, const struct call *c, int is_void)
@@ -561,7 +581,7 @@ static void emit_run(FILE *o, const struct call *c, int is_void)
 	fprintf(o, ");\n");
 	emit_forgets_after(o, c);
 	emit_births(o, c);
-	emit_timerfd(o, c);
+	emit_timer(o, c);
 	fprintf(o, "}\n");
 }
 
@@ -624,6 +644,30 @@ static void emit_timeout(FILE *o, const struct call *c)
 }
 
 /*
+ * "wake:sigset=SET[,ts=TS]" (sigwait, sigwaitinfo, sigtimedwait: a wait
+ * for the signals in SET, at most a relative timeout TS), "wake:sigmask=M"
+ * (sigsuspend: for the signals not in M): the next expiry of a POSIX
+ * timer that sends one (libsrc/predict/timer_track.c), or TS at the latest.
+ */
+static void emit_wake_signals(FILE *o, const struct call *c)
+{
+	char items[64], *ts;
+	int members = !strncmp(c->wake, "sigset=", 7);
+
+	snprintf(items, sizeof(items), "%s", c->wake + (members ? 7 : 8));
+	if ((ts = strchr(items, ',')) != NULL) {
+		*ts++ = '\0';
+		if (strncmp(ts, "ts=", 3) || !members || !has_param(c, ts + 3))
+			fail_at(c->line, "'%s': wake:%s: sigset=SET[,ts=TS] or sigmask=M", c->name,
+				c->wake);
+		ts += 3;
+	}
+	if (!has_param(c, items))
+		fail_at(c->line, "'%s': wake:%s names no parameter", c->name, c->wake);
+	fprintf(o, "\trto_wake_on_signals(%s, %d, %s);\n", items, members, ts ? ts : "NULL");
+}
+
+/*
  * "wake:CLK,FLAGS,TS" (clock_nanosleep), "wake:TS" (a relative timespec),
  * "wake:us=US" (microseconds), "wake:fd=FD" (a read: of a timerfd the
  * program armed, its next expiry): before a marked thread sleeps, it says
@@ -637,6 +681,10 @@ static void emit_wake(FILE *o, const struct call *c)
 	emit_timeout(o, c);
 	if (!c->wake[0])
 		return;
+	if (!strncmp(c->wake, "sigset=", 7) || !strncmp(c->wake, "sigmask=", 8)) {
+		emit_wake_signals(o, c);
+		return;
+	}
 	if (!strncmp(c->wake, "fd=", 3)) {
 		if (!has_param(c, c->wake + 3))
 			fail_at(c->line, "'%s': wake:%s names no parameter", c->name, c->wake);

@@ -14,6 +14,7 @@
 #include "sanitizer.h"
 #include "fork.h"
 #include "own_thread.h"
+#include "timer_track.h"
 #include "futex.h"
 #include "stats.h"
 #include "report.h"
@@ -94,6 +95,7 @@ static void child_after_fork(void)
 	if (stall_reset)
 		stall_reset();
 	rto_self.tls_shared = 0; /* its own memory and tid now (shared_tls.c) */
+	rto_timer_after_fork();	 /* a child inherits no POSIX timer */
 	rto_own_threads_after_fork();
 	/*
 	 * ThreadSanitizer cannot follow threads started in the child of a

@@ -11,6 +11,7 @@
 #include "signals.h"
 #include "futex.h"
 #include "timerfd_track.h"
+#include "timer_track.h"
 
 #include <time.h>
 
@@ -127,6 +128,31 @@ void rto_wake_on_read(int fd)
 	if (!wanted() || rto_timerfd_next(fd, &clk, &at) != 0)
 		return;
 	announce_abs(clk, at, 0);
+}
+
+/*
+ * A wait for signals: those in *set (members: sigwait, sigwaitinfo,
+ * sigtimedwait), or those not in it (sigsuspend's mask).  A POSIX timer
+ * the program armed to send one of them ends it at its next expiry, as a
+ * timerfd ends a read; a timeout ts (NULL: none) ends it at the latest.
+ * Whichever comes first is the word.  Only the first 64 signals: the
+ * kernel reads no more of a sigset_t.
+ */
+void rto_wake_on_signals(const sigset_t *set, int members, const struct timespec *ts)
+{
+	uint64_t mask, in;
+
+	if (!wanted())
+		return;
+	if (!set || rto_signal_copy_guarded(&mask, set, sizeof(mask)) != 0)
+		return; /* the call fails with EFAULT, as it would without us */
+	int timer = rto_timer_next(members ? mask : ~mask, &in) == 0;
+	int64_t limit = ts ? ts_ns(ts) : -1;
+	uint64_t now = rto_now_ns();
+	if (timer && (limit < 0 || in <= (uint64_t)limit))
+		announce(now + in, now, 0);
+	else if (limit > 0)
+		announce(now + (uint64_t)limit, now, RTO_WAKE_BOUND);
 }
 
 /* A relative timeout of ns (0: the call does not wait). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A marked thread's word on when its timed sleep ends (clock_nanosleep,
- * nanosleep, usleep, a read of a periodic timerfd: calls.tbl's "wake:"
+ * nanosleep, usleep, a read of a periodic timerfd, a wait for a POSIX
+ * timer's signal: calls.tbl's "wake:"
  * annotation) or when its timed wait ends at the latest (poll, select,
  * epoll_wait, condition variables, semaphores, sigtimedwait with a
  * timeout: "timeout:"), so that the polling
@@ -33,6 +34,7 @@
 #include "predict.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/time.h>
 #include <time.h>
@@ -48,6 +50,13 @@ RTO_HIDDEN void rto_wake_at_clock(clockid_t clk, int flags, const struct timespe
 RTO_HIDDEN void rto_wake_after_ns(uint64_t ns);
 /* ... until fd's next expiry, if fd is a timerfd the program armed (timerfd_track.h). */
 RTO_HIDDEN void rto_wake_on_read(int fd);
+/*
+ * ... until a signal in *set comes (members 1; 0: a signal not in *set,
+ * sigsuspend's mask): the next expiry of a POSIX timer the program armed
+ * to send one (timer_track.h), or the timeout ts (NULL: none) at the
+ * latest, whichever comes first.
+ */
+RTO_HIDDEN void rto_wake_on_signals(const sigset_t *set, int members, const struct timespec *ts);
 
 /*
  * The calling marked thread waits for an event, at most: ms milliseconds

@@ -9,7 +9,10 @@
  *   - the families that wait on futexes inside glibc (semaphores,
  *     condition variables, mutexes, barriers, rwlocks, pthread_join, the
  *     sleeps, sched_yield) block in the kernel, contended for real by a
- *     partner thread, and none traps.
+ *     partner thread, and none traps;
+ *   - a loop driven by a POSIX timer's signal (cyclictest -s): the timer's
+ *     calls and each wait for its signal (sigwait, sigwaitinfo,
+ *     sigtimedwait, sigsuspend) block for a real expiry, and none traps.
  *
  * The witness is the backstop's trapped count (rt_offload_get_stats()):
  * only the thread under test is marked, so the process's count is its
@@ -25,6 +28,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -327,4 +331,79 @@ Test(no_trap, realtime_safe_families_contended, .timeout = TEST_TIMEOUT)
 	 */
 	(void)f.trapped;
 #endif
+}
+
+/* ---- a POSIX timer's signal ------------------------------------------------------------ */
+
+struct timer_waits {
+	uint64_t trapped;
+	int made, set, sigwait_rc, sig, waitinfo, timedwait, suspend, suspend_err, got, gettime,
+		overrun, deleted;
+};
+
+static volatile sig_atomic_t handled;
+
+static void on_timer(int sig)
+{
+	handled = sig;
+}
+
+static void timer_waits(void *arg)
+{
+	struct timer_waits *t = arg;
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR1};
+	struct itimerspec its = {.it_value = {0, 1000000}, .it_interval = {0, 1000000}}, cur;
+	struct timespec second = {1, 0};
+	struct sigaction sa = {.sa_handler = on_timer};
+	sigset_t set, others;
+	siginfo_t info;
+	timer_t id;
+
+	/* Set up outside the count: the mask and the handler act on the thread (they may trap). */
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigfillset(&others);
+	sigdelset(&others, SIGUSR1);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (int pass = 0; pass < PASSES; pass++) {
+		uint64_t t0 = trapped_now();
+		t->made = timer_create(CLOCK_MONOTONIC, &ev, &id);
+		t->set = timer_settime(id, 0, &its, NULL);
+		t->sigwait_rc = sigwait(&set, &t->sig);
+		t->waitinfo = sigwaitinfo(&set, &info);
+		t->timedwait = sigtimedwait(&set, &info, &second);
+		t->suspend = sigsuspend(&others); /* the handler runs, then EINTR */
+		t->suspend_err = errno;
+		t->got = handled;
+		t->gettime = timer_gettime(id, &cur);
+		t->overrun = timer_getoverrun(id);
+		t->deleted = timer_delete(id);
+		t->trapped = trapped_now() - t0;
+	}
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+Test(no_trap, a_posix_timer_and_the_waits_for_its_signal, .timeout = TEST_TIMEOUT)
+{
+	struct timer_waits t = {0};
+
+	start_helpers();
+	run_marked(timer_waits, &t);
+	cr_expect_eq(t.made, 0);
+	cr_expect_eq(t.set, 0);
+	cr_expect_eq(t.sigwait_rc, 0);
+	cr_expect_eq(t.sig, SIGUSR1);
+	cr_expect_eq(t.waitinfo, SIGUSR1);
+	cr_expect_eq(t.timedwait, SIGUSR1);
+	cr_expect_eq(t.suspend, -1);
+	cr_expect_eq(t.suspend_err, EINTR);
+	cr_expect_eq(t.got, SIGUSR1, "sigsuspend's handler");
+	cr_expect_eq(t.gettime, 0);
+	cr_expect_geq(t.overrun, 0);
+	cr_expect_eq(t.deleted, 0);
+	cr_expect_eq(t.trapped, 0, "%llu system calls of the timer and its waits trapped",
+		     (unsigned long long)t.trapped);
 }

@@ -253,6 +253,76 @@ CASE(sigtimedwait_eagain) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGURG); 
 CASE(sigtimedwait_einval) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGURG); INT(sigtimedwait(&s, NULL, &(struct timespec){0, -1})); }
 /* clang-format on */
 
+/* SIGURG blocked and pending on this thread: a wait for it returns at once. */
+static sigset_t pend_urg(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGURG);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	pthread_kill(pthread_self(), SIGURG);
+	return s;
+}
+
+static void unblock(const sigset_t *s)
+{
+	pthread_sigmask(SIG_UNBLOCK, s, NULL);
+}
+
+static volatile sig_atomic_t urg_handled;
+
+static void on_urg(int sig)
+{
+	urg_handled = sig;
+}
+
+/*
+ * A POSIX timer that sends nothing (SIGEV_NONE), made and deleted on the
+ * main thread around a case (prep, post): the case makes one call.
+ */
+static timer_t tmr;
+static const struct itimerspec second = {.it_value = {1, 0}, .it_interval = {1, 0}};
+
+HOOK(prep_timer)
+{
+	struct sigevent ev = {.sigev_notify = SIGEV_NONE};
+
+	timer_create(CLOCK_MONOTONIC, &ev, &tmr);
+	timer_settime(tmr, 0, &second, NULL);
+}
+
+HOOK(post_timer)
+{
+	timer_delete(tmr);
+}
+
+/* clang-format off */
+CASE(sigwait_ok) { sigset_t s = pend_urg(); int sig = 0; CODE(sigwait(&s, &sig)); note(r, "%d", sig); unblock(&s); }
+CASE(sigwaitinfo_ok) { sigset_t s = pend_urg(); siginfo_t si; INT(sigwaitinfo(&s, &si)); note(r, "%d", si.si_signo); unblock(&s); }
+CASE(sigsuspend_eintr) {
+	struct sigaction sa = {.sa_handler = on_urg}, old;
+	sigset_t none;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&none);
+	urg_handled = 0;
+	sigaction(SIGURG, &sa, &old);
+	sigset_t s = pend_urg();
+	INT(sigsuspend(&none)); /* the handler runs, then EINTR */
+	note(r, "%d", (int)urg_handled);
+	unblock(&s);
+	sigaction(SIGURG, &old, NULL);
+}
+CASE(timer_create_ok) { struct sigevent ev = {.sigev_notify = SIGEV_NONE}; INT(timer_create(CLOCK_MONOTONIC, &ev, &tmr)); }
+CASE(timer_create_einval) { struct sigevent ev = {.sigev_notify = SIGEV_NONE}; timer_t t; INT(timer_create((clockid_t)1000, &ev, &t)); }
+CASE(timer_settime_ok) { INT(timer_settime(tmr, 0, &second, NULL)); }
+CASE(timer_settime_einval) { struct itimerspec bad = {.it_value = {0, -1}}; INT(timer_settime(tmr, 0, &bad, NULL)); }
+CASE(timer_gettime_ok) { struct itimerspec cur; INT(timer_gettime(tmr, &cur)); note(r, "%ld", (long)cur.it_interval.tv_sec); }
+CASE(timer_getoverrun_ok) { INT(timer_getoverrun(tmr)); }
+CASE(timer_delete_ok) { INT(timer_delete(tmr)); }
+CASE(timer_delete_einval) { INT(timer_delete((timer_t)(intptr_t)123456)); } /* no such timer */
+/* clang-format on */
+
 #define CHILD(id)    ENTRY(id, .local = 1, .prep = prep_child, .post = post_child)
 #define LOCAL(id)    ENTRY(id, .local = 1)
 #define LFAIL(id, e) ENTRY(id, .local = 1, .fail = 1, .err = e)
@@ -344,5 +414,17 @@ const struct fcase more_rtsafe_cases[] = {
 	SYNC(sem_post_ok),
 	LFAIL(sigtimedwait_eagain, EAGAIN),
 	LFAIL(sigtimedwait_einval, EINVAL),
+	LOCAL(sigwait_ok),
+	LOCAL(sigwaitinfo_ok),
+	LFAIL(sigsuspend_eintr, EINTR),
+	ENTRY(timer_create_ok, .local = 1, .post = post_timer),
+	LFAIL(timer_create_einval, EINVAL),
+	ENTRY(timer_settime_ok, .local = 1, .prep = prep_timer, .post = post_timer),
+	ENTRY(timer_settime_einval, .local = 1, .fail = 1, .err = EINVAL, .prep = prep_timer,
+	      .post = post_timer),
+	ENTRY(timer_gettime_ok, .local = 1, .prep = prep_timer, .post = post_timer),
+	ENTRY(timer_getoverrun_ok, .local = 1, .prep = prep_timer, .post = post_timer),
+	ENTRY(timer_delete_ok, .local = 1, .prep = prep_timer),
+	LFAIL(timer_delete_einval, EINVAL),
 };
 const size_t more_rtsafe_count = sizeof(more_rtsafe_cases) / sizeof(more_rtsafe_cases[0]);

@@ -22,11 +22,13 @@
  * (pthread_cond_timedwait, never signalled, on a CLOCK_MONOTONIC
  * condition variable, to an absolute deadline; condclock: the same with
  * pthread_cond_clockwait) or sigtimedwait (for a
- * blocked signal that never comes, a period at most).  Prints key=value words: cycles, calls,
- * bad_writes (a write that did not return 64), clean_run (the longest run of calls with no system
- * call), calls_with_syscall, futex_calls (calls that made a futex call),
- * wake_calls (calls that made a FUTEX_WAKE: a helper had to be woken),
- * other_nr (a system call number other than futex seen inside a call).
+ * blocked signal that never comes, a period at most), or timer (sigwait
+ * for the blocked signal of a periodic POSIX timer aimed at the loop's
+ * thread, as cyclictest -s waits; timerinfo: the same with sigwaitinfo).  Prints key=value words:
+ * cycles, calls, bad_writes (a write that did not return 64), clean_run (the longest run of calls
+ * with no system call), calls_with_syscall, futex_calls (calls that made a futex call), wake_calls
+ * (calls that made a FUTEX_WAKE: a helper had to be woken), other_nr (a system call number other
+ * than futex seen inside a call).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -129,10 +131,30 @@ static const char *wait_how = "sleep";
 
 /* What the loop waits on, made after it is marked (as a program's loop would). */
 static struct waiter {
-	int epfd, tfd;
+	int epfd, tfd, timer;
+	timer_t id;
 	pthread_cond_t cond;
 	pthread_mutex_t mutex;
-} w = {-1, -1, PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+} w = {-1, -1, 0, 0, PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+
+#define TIMER_SIGNAL SIGUSR2
+
+/* A periodic POSIX timer whose blocked signal goes to this thread. */
+static int timer_init(void)
+{
+	struct itimerspec its = {.it_value = {0, period_ns}, .it_interval = {0, period_ns}};
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = TIMER_SIGNAL};
+	sigset_t set;
+
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sigemptyset(&set);
+	sigaddset(&set, TIMER_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+	    timer_create(CLOCK_MONOTONIC, &ev, &w.id) != 0)
+		return -1;
+	w.timer = 1;
+	return timer_settime(w.id, 0, &its, NULL);
+}
 
 static int waiter_init(void)
 {
@@ -151,6 +173,8 @@ static int waiter_init(void)
 		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 		return pthread_cond_init(&w.cond, &a);
 	}
+	if (!strcmp(wait_how, "timer") || !strcmp(wait_how, "timerinfo"))
+		return timer_init();
 	if (!strcmp(wait_how, "sigtimedwait")) {
 		sigset_t set;
 		sigemptyset(&set);
@@ -170,6 +194,14 @@ static void wait_next(const struct timespec *t)
 		epoll_wait(w.epfd, &ev, 1, (int)(period_ns / 1000000 ? period_ns / 1000000 : 1));
 	} else if (w.tfd >= 0) {
 		if (read(w.tfd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+			abort();
+	} else if (w.timer) {
+		sigset_t set;
+		int sig = 0;
+		sigemptyset(&set);
+		sigaddset(&set, TIMER_SIGNAL);
+		if (!strcmp(wait_how, "timer") ? sigwait(&set, &sig) != 0
+					       : (sig = sigwaitinfo(&set, NULL)) < 0)
 			abort();
 	} else if (!strcmp(wait_how, "sigtimedwait")) {
 		struct timespec rel = {0, period_ns};
@@ -198,6 +230,8 @@ static void waiter_done(void)
 		close(w.epfd);
 	if (w.tfd >= 0)
 		close(w.tfd);
+	if (w.timer)
+		timer_delete(w.id);
 }
 
 struct result {

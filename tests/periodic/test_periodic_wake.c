@@ -223,6 +223,17 @@ Test(periodic, a_loop_waiting_by_sigtimedwait_with_a_timeout_says_when, .timeout
 {
 	hinted_loop("sigtimedwait", "");
 }
+
+/* A POSIX timer's signal, waited for with no timeout: its expiry is the word. */
+Test(periodic, a_loop_sigwaiting_for_a_posix_timer_says_when, .timeout = TEST_TIMEOUT)
+{
+	hinted_loop("timer", "");
+}
+
+Test(periodic, a_loop_sigwaitinfo_for_a_posix_timer_says_when, .timeout = TEST_TIMEOUT)
+{
+	hinted_loop("timerinfo", "");
+}
 #else
 Test(periodic, witness_needs_x86_64)
 {
