@@ -4,12 +4,11 @@
  * a wait for their signal ends, known without a system call.
  */
 #include "timer_track.h"
+#include "timer_seq.h"
 
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
-
-#define NS_PER_S 1000000000ull
 
 struct entry {
 	uint32_t seq;	   /* odd: being written */
@@ -23,25 +22,14 @@ struct entry {
 static struct entry table[RTO_TIMER_MAX];
 static uint32_t high; /* entries ever used: the reader looks at no more */
 
-/* The clocks the vDSO reads: a marked thread's call never asks the kernel the time. */
-static int readable(clockid_t clk)
-{
-	return clk == CLOCK_MONOTONIC || clk == CLOCK_REALTIME || clk == CLOCK_BOOTTIME;
-}
-
 static struct entry *writing(struct entry *e)
 {
-	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-
-	if ((s & 1) ||
-	    !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return NULL;
-	return e;
+	return rto_seq_write_begin(&e->seq) ? e : NULL;
 }
 
 static void written(struct entry *e)
 {
-	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	rto_seq_write_end(&e->seq);
 }
 
 /* Release stores, acquire loads in the reader (no fences: ThreadSanitizer does not model them). */
@@ -51,11 +39,6 @@ static void store(struct entry *e, int signo, int clk, uint64_t first, uint64_t 
 	__atomic_store_n(&e->clk, clk, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->first, first, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->interval, interval, __ATOMIC_RELEASE);
-}
-
-static uint64_t ns_of(const struct timespec *t)
-{
-	return (uint64_t)t->tv_sec * NS_PER_S + (uint64_t)t->tv_nsec;
 }
 
 /* The entry of timer id, taken for writing; NULL: none, or it is being written. */
@@ -114,7 +97,7 @@ void rto_timer_created(int ret, clockid_t clk, const struct sigevent *sevp, cons
 		written(e);
 	}
 	int signo = signal_of(sevp);
-	if (!signo || !readable(clk) || !(e = free_entry()))
+	if (!signo || !rto_timer_clock_followed(clk) || !(e = free_entry()))
 		return;
 	__atomic_store_n(&e->id, t, __ATOMIC_RELEASE);
 	store(e, signo, clk, 0, 0);
@@ -139,9 +122,10 @@ void rto_timer_set(int ret, timer_t id, int flags, const struct itimerspec *nv)
 	if (ret != 0 || (!(flags & TIMER_ABSTIME) && clock_gettime(clk, &now) != 0)) {
 		store(e, signo, clk, 0, 0);
 	} else {
-		uint64_t first = ns_of(&nv->it_value), interval = ns_of(&nv->it_interval);
+		uint64_t first = rto_timespec_ns(&nv->it_value),
+			 interval = rto_timespec_ns(&nv->it_interval);
 		if (first && !(flags & TIMER_ABSTIME))
-			first += ns_of(&now);
+			first += rto_timespec_ns(&now);
 		store(e, signo, clk, first, interval);
 	}
 	written(e);
@@ -178,12 +162,9 @@ static int64_t next_of(const struct entry *e, uint64_t signals)
 	if ((s & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s || !signo || !first ||
 	    !((signals >> (signo - 1)) & 1) || clock_gettime(clk, &now) != 0)
 		return -1;
-	uint64_t n = ns_of(&now), next = first;
-	if (next <= n) {
-		if (!interval)
-			return -1; /* a one-shot that fired: nothing more comes */
-		next += ((n - first) / interval + 1) * interval;
-	}
+	uint64_t n = rto_timespec_ns(&now), next;
+	if (rto_timer_next_expiry(first, interval, n, &next) != 0)
+		return -1; /* a one-shot that fired: nothing more comes */
 	return (int64_t)(next - n);
 }
 

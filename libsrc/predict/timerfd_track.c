@@ -4,10 +4,9 @@
  * waits for, known without a system call.
  */
 #include "timerfd_track.h"
+#include "timer_seq.h"
 
 #include <time.h>
-
-#define NS_PER_S 1000000000ull
 
 struct entry {
 	uint32_t seq;	   /* odd: being written */
@@ -19,27 +18,16 @@ struct entry {
 static struct entry table[RTO_TIMERFD_MAX];
 static int used; /* a timerfd was ever made: closes look at the table */
 
-/* The clocks the vDSO reads: a marked thread's call never asks the kernel the time. */
-static int readable(int clk)
-{
-	return clk == CLOCK_MONOTONIC || clk == CLOCK_REALTIME || clk == CLOCK_BOOTTIME;
-}
-
 static struct entry *writing(int fd)
 {
-	if (fd < 0 || fd >= RTO_TIMERFD_MAX)
+	if (fd < 0 || fd >= RTO_TIMERFD_MAX || !rto_seq_write_begin(&table[fd].seq))
 		return NULL;
-	struct entry *e = &table[fd];
-	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-	if ((s & 1) ||
-	    !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return NULL;
-	return e;
+	return &table[fd];
 }
 
 static void written(struct entry *e)
 {
-	__atomic_add_fetch(&e->seq, 1, __ATOMIC_RELEASE);
+	rto_seq_write_end(&e->seq);
 }
 
 /*
@@ -54,11 +42,6 @@ static void store(struct entry *e, int clk, uint64_t first, uint64_t interval)
 	__atomic_store_n(&e->interval, interval, __ATOMIC_RELEASE);
 }
 
-static uint64_t ns_of(const struct timespec *t)
-{
-	return (uint64_t)t->tv_sec * NS_PER_S + (uint64_t)t->tv_nsec;
-}
-
 void rto_timerfd_created(int fd, int clk, int flags)
 {
 	(void)flags;
@@ -69,7 +52,7 @@ void rto_timerfd_created(int fd, int clk, int flags)
 	struct entry *e = writing(fd);
 	if (!e)
 		return;
-	store(e, readable(clk) ? clk : -1, 0, 0);
+	store(e, rto_timer_clock_followed(clk) ? clk : -1, 0, 0);
 	written(e);
 }
 
@@ -94,9 +77,10 @@ void rto_timerfd_set(int ret, int fd, int flags, const struct itimerspec *nv)
 	    (!(flags & TFD_TIMER_ABSTIME) && clock_gettime(clk, &now) != 0)) {
 		store(e, -1, 0, 0);
 	} else {
-		uint64_t first = ns_of(&nv->it_value), interval = ns_of(&nv->it_interval);
+		uint64_t first = rto_timespec_ns(&nv->it_value),
+			 interval = rto_timespec_ns(&nv->it_interval);
 		if (first && !(flags & TFD_TIMER_ABSTIME))
-			first += ns_of(&now);
+			first += rto_timespec_ns(&now);
 		store(e, clk, first, interval);
 	}
 	written(e);
@@ -131,12 +115,9 @@ int rto_timerfd_next(int fd, clockid_t *clk, uint64_t *at)
 	if ((s & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s || c < 0 || !first ||
 	    clock_gettime(c, &now) != 0)
 		return -1;
-	uint64_t n = ns_of(&now), next = first;
-	if (next <= n) {
-		if (!interval)
-			return -1; /* a one-shot that expired: nothing more comes */
-		next += ((n - first) / interval + 1) * interval;
-	}
+	uint64_t next;
+	if (rto_timer_next_expiry(first, interval, rto_timespec_ns(&now), &next) != 0)
+		return -1; /* a one-shot that expired: nothing more comes */
 	*clk = c;
 	*at = next;
 	return 0;

@@ -10,20 +10,10 @@
 
 #include <criterion/criterion.h>
 
+#include "timer_clock.h"
+
 #define MS     1000000ull
 #define BIT(s) (UINT64_C(1) << ((s)-1))
-
-static uint64_t mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
-}
-
-static struct timespec ts(uint64_t ns)
-{
-	return (struct timespec){(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
-}
 
 static timer_t id_of(uintptr_t n)
 {

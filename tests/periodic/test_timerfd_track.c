@@ -9,19 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#define MS 1000000ull
-
-static uint64_t mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
-}
-
-static struct timespec ts(uint64_t ns)
-{
-	return (struct timespec){(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
-}
+#include "timer_clock.h"
 
 Test(timerfd_track, a_relative_periodic_timer_expires_first_after_its_value)
 {
