@@ -10,8 +10,10 @@
  * otherwise (issue 30): a blocking read() of a periodic timerfd,
  * epoll_wait() with no timeout on that timerfd (then a read to drain it),
  * pthread_cond_timedwait() to an absolute deadline (CLOCK_MONOTONIC,
- * never signalled), and a 10 kHz loop that busy-waits for its next
- * 100 us on the clock (nothing announced).  Four helper configurations,
+ * never signalled), sigwait() for the signal of a periodic POSIX timer
+ * aimed at the loop's thread (as cyclictest -s and older realtime code
+ * wait), and a 10 kHz loop that busy-waits for its next 100 us on the
+ * clock (nothing announced).  Four helper configurations,
  * one after the other for each loop (the same run, the same moment's
  * machine):
  *   defaults     helper_wake=predict
@@ -36,10 +38,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,7 +51,7 @@
 #include "rtoffload.h"
 
 /* How a loop waits for its next cycle. */
-enum wait { W_SLEEP, W_TIMERFD, W_EPOLL, W_COND, W_BUSY };
+enum wait { W_SLEEP, W_TIMERFD, W_EPOLL, W_COND, W_BUSY, W_TIMER };
 
 static const struct loop {
 	const char *name;
@@ -64,6 +68,7 @@ static const struct loop {
 	{"1kHz-timerfd-read", 1000, 1, 0, 1, W_TIMERFD},
 	{"1kHz-epoll-timerfd", 1000, 1, 0, 1, W_EPOLL},
 	{"1kHz-condwait", 1000, 1, 0, 1, W_COND},
+	{"1kHz-sigwait-timer", 1000, 1, 0, 1, W_TIMER},
 	{"10kHz-busywait", 100, 1, 0, 1, W_BUSY},
 };
 
@@ -110,10 +115,27 @@ static void add_ns(struct timespec *t, long ns)
 
 /* What the loop waits on: made after it is marked, as a program's loop would. */
 struct waiter {
-	int tfd, epfd;
+	int tfd, epfd, timer;
+	timer_t id;
+	sigset_t sig;
 	pthread_cond_t cond;
 	pthread_mutex_t mutex;
 };
+
+/* A periodic POSIX timer whose signal, blocked, goes to this thread alone. */
+static int timer_init(struct waiter *w, const struct itimerspec *its)
+{
+	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2};
+
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sigemptyset(&w->sig);
+	sigaddset(&w->sig, SIGUSR2);
+	if (pthread_sigmask(SIG_BLOCK, &w->sig, NULL) != 0 ||
+	    timer_create(CLOCK_MONOTONIC, &ev, &w->id) != 0)
+		return -1;
+	w->timer = 1;
+	return timer_settime(w->id, TIMER_ABSTIME, its, NULL);
+}
 
 static int waiter_init(struct waiter *w, const struct loop_thread *l)
 {
@@ -126,10 +148,12 @@ static int waiter_init(struct waiter *w, const struct loop_thread *l)
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &a);
-	if (l->wait != W_TIMERFD && l->wait != W_EPOLL)
-		return 0;
 	/* The first expiry a period after start, as the sleeping loop's first wake. */
 	add_ns(&its.it_value, (long)l->period_us * 1000);
+	if (l->wait == W_TIMER)
+		return timer_init(w, &its);
+	if (l->wait != W_TIMERFD && l->wait != W_EPOLL)
+		return 0;
 	w->tfd = timerfd_create(CLOCK_MONOTONIC,
 				TFD_CLOEXEC | (l->wait == W_EPOLL ? TFD_NONBLOCK : 0));
 	if (w->tfd < 0 || timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
@@ -147,6 +171,8 @@ static void waiter_done(struct waiter *w)
 		close(w->epfd);
 	if (w->tfd >= 0)
 		close(w->tfd);
+	if (w->timer)
+		timer_delete(w->id);
 	pthread_cond_destroy(&w->cond);
 }
 
@@ -156,8 +182,11 @@ static int wait_next(struct waiter *w, enum wait how, const struct timespec *nex
 	struct epoll_event ev;
 	struct timespec now;
 	uint64_t n;
+	int sig;
 
 	switch (how) {
+	case W_TIMER:
+		return sigwait(&w->sig, &sig);
 	case W_TIMERFD:
 		return read(w->tfd, &n, sizeof(n)) == sizeof(n) ? 0 : -1;
 	case W_EPOLL:
@@ -223,7 +252,7 @@ static void *run_loop(void *arg)
 /*
  * --arg "PERIOD_US,CALLS,JITTER_PCT,CYCLES[,LOOPS[,WAIT]]": WAIT: how the
  * loop waits (enum wait: 0 sleep, 1 timerfd read, 2 epoll on the timerfd,
- * 3 condition variable, 4 busy-wait).  LOOPS 2 adds a second
+ * 3 condition variable, 4 busy-wait, 5 sigwait for a POSIX timer).  LOOPS 2 adds a second
  * loop of the same period at SCHED_FIFO 79 on the same CPU, half a
  * period out of phase (a control loop and a slower task beside it, both
  * marked): the helpers must follow two rhythms.  The samples are both
@@ -239,7 +268,7 @@ static int child_loop(void)
 
 	if (sscanf(h_opt.arg, "%u,%u,%u,%lu,%u,%u", &period_us, &calls, &jitter, &cycles, &nloops,
 		   &wait) < 4 ||
-	    nloops < 1 || nloops > 2 || wait > W_BUSY)
+	    nloops < 1 || nloops > 2 || wait > W_TIMER)
 		return 2;
 	unsigned long warm = cycles / 10 > 200 ? cycles / 10 : 200; /* the helpers learn */
 	h_lock_memory();
