@@ -512,8 +512,9 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
  * A helper then takes a call late although nothing held its CPU, and
  * the line above would read "idle ... runs nothing else".  So it says
  * how much the host took of the helpers' CPUs and the caller's (steal,
- * /proc/stat) since the line before, the first one since boot; nothing
- * when the host took nothing (always so on bare metal).  Ticks of USER_HZ:
+ * /proc/stat) since the line before (the first: since the helpers
+ * started), and since boot; nothing when the host never took these CPUs
+ * (always so on bare metal).  Ticks of USER_HZ:
  * a share under 10 ms may not show.  The watchdog's, one scan at a time.
  */
 static uint64_t steal_ns[CPU_SETSIZE];	 /* each CPU's steal at the last look */
