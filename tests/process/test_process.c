@@ -508,7 +508,9 @@ Test(process, exec_from_a_marked_thread_keeps_descriptors_without_cloexec, .time
 	cr_expect(strncmp(m.out, "kept content\n", 13) == 0,
 		  "the kept descriptor is not readable after exec: '%s'", m.out);
 	cr_expect_null(strstr(m.out, "leaked"), "an O_CLOEXEC descriptor survived exec");
-	cr_expect_str_eq(m.out, d.out, "marked and unmarked exec differ");
+	cr_expect_str_eq(m.out, d.out,
+			 "marked and unmarked exec differ: marked '%s', unmarked '%s'", m.out,
+			 d.out);
 	tmp_remove(dir);
 }
 
