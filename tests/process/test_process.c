@@ -502,8 +502,20 @@ Test(process, exec_from_a_marked_thread_keeps_descriptors_without_cloexec, .time
 	snprintf(envdir, sizeof(envdir), "SC_DIR=%s", dir);
 	char *env_d[] = {envdir, NULL};
 	char *env_m[] = {envdir, "TH_MARK=1", NULL};
-	cr_assert_eq(run_scenario("exec_fds", env_d, &d), 0);
-	cr_assert_eq(run_scenario("exec_fds", env_m, &m), 0);
+	/*
+	 * The new program's descriptor list is compared whole.  Another
+	 * thread of the old one (a sanitizer runtime's) may hold a descriptor
+	 * without O_CLOEXEC for a moment, and it then lands in either list
+	 * (under ThreadSanitizer and load: "fds: ... 6" in the unmarked run
+	 * once in 80).  So a pair that differs is run once more: a
+	 * descriptor of the library's that survived exec would be in both.
+	 */
+	for (int pair = 0; pair < 2; pair++) {
+		cr_assert_eq(run_scenario("exec_fds", env_d, &d), 0);
+		cr_assert_eq(run_scenario("exec_fds", env_m, &m), 0);
+		if (strcmp(m.out, d.out) == 0)
+			break;
+	}
 	cr_expect(WIFEXITED(m.status) && WEXITSTATUS(m.status) == 0, "marked: %s", m.err);
 	cr_expect(strncmp(m.out, "kept content\n", 13) == 0,
 		  "the kept descriptor is not readable after exec: '%s'", m.out);
