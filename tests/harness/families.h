@@ -23,22 +23,23 @@ struct fx {
 	char root[PATH_MAX]; /* the test's temporary directory */
 	char dir[PATH_MAX];  /* root/fx: the fixture, same path in both runs */
 	char path[2][PATH_MAX];
-	int capture; /* stdout goes to root/stdout: report what it got */
-	int dirfd;   /* the fixture directory */
-	int rd;	     /* "f" read-only, holding "hello world\n" */
-	int wr;	     /* "w" read-write, empty */
-	int wo;	     /* "wo" write-only */
-	int pr, pw;  /* a pipe holding "pipe data" */
-	int ddir;    /* "d" as O_DIRECTORY, for fdopendir */
-	int bad;     /* a descriptor number that is not open */
-	FILE *fr;    /* "f" opened "r" */
-	FILE *fw;    /* "fw" opened "w+" */
-	FILE *fwo;   /* "fwo" opened "w" */
-	FILE *fpipe; /* the read end of the pipe */
-	DIR *dp;     /* "d": entries a, b, c */
-	char *map;   /* one anonymous page full of 'A' */
-	char *hole;  /* an unmapped page between two mapped ones */
-	char *fmap;  /* "m", one page, MAP_SHARED */
+	int capture;	 /* stdout goes to root/stdout: report what it got */
+	int dirfd;	 /* the fixture directory */
+	int rd;		 /* "f" read-only, holding "hello world\n" */
+	int wr;		 /* "w" read-write, empty */
+	int wo;		 /* "wo" write-only */
+	int pr, pw;	 /* a pipe holding "pipe data" */
+	int ddir;	 /* "d" as O_DIRECTORY, for fdopendir */
+	int bad;	 /* a descriptor number that is not open */
+	FILE *fr;	 /* "f" opened "r" */
+	FILE *fw;	 /* "fw" opened "w+" */
+	FILE *fwo;	 /* "fwo" opened "w" */
+	FILE *fpipe;	 /* the read end of the pipe */
+	DIR *dp;	 /* "d": entries a, b, c */
+	char *map;	 /* one anonymous page full of 'A' */
+	void *map_guard; /* the PROT_NONE page after map (fx_maps) */
+	char *hole;	 /* an unmapped page between two mapped ones */
+	char *fmap;	 /* "m", one page, MAP_SHARED */
 	size_t page;
 	int tcp, udp; /* fresh sockets */
 	int lsn;      /* non-blocking, listening on 127.0.0.1 */
