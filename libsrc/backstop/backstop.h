@@ -69,6 +69,7 @@ enum rto_sys_flag {
 	RTO_SYS_FORGET1 = 1 << 5,   /* ... in argument 1 */
 	RTO_SYS_FORGETALL = 1 << 6, /* ... possibly any (close_range) */
 	RTO_SYS_CTX = 1 << 7, /* may give the thread a kernel context of its own (context.c) */
+	RTO_SYS_FORGETS = RTO_SYS_FORGET0 | RTO_SYS_FORGET1 | RTO_SYS_FORGETALL,
 };
 
 struct rto_sysent {

@@ -377,6 +377,21 @@ static void count(long nr, int what, const ucontext_t *uc)
 }
 
 /*
+ * The decision's input from the table's row, as a wrapper's call is
+ * decided (decide.h), but as the SIGSYS handler's: it starts no helper.
+ */
+static inline struct rto_decide_in row_in(long nr)
+{
+	const struct rto_sysent *e = &rto_sysent[nr];
+
+	return (struct rto_decide_in){
+		.handling = e->handling,
+		.flags = (e->flags & RTO_SYS_BYFD) ? RTO_F_BYFD : 0,
+		.sigsys = 1,
+	};
+}
+
+/*
  * What the table, the thread and the helpers say; the result for rax.
  * uc: the trapped frame, or NULL for a call of the syscall() wrapper
  * (never one of the "again" calls: rto_bs_syscall() leaves those to the
@@ -392,13 +407,8 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}
-	/* As a wrapper's call is decided (decide.h), but a signal handler starts no helper. */
-	struct rto_decide_in in = {
-		.handling = e->handling,
-		.flags = (e->flags & RTO_SYS_BYFD) ? RTO_F_BYFD : 0,
-		.sigsys = 1,
-		.helpers = helpers_ready() ? RTO_HELPERS_READY : RTO_HELPERS_DOWN,
-	};
+	struct rto_decide_in in = row_in(nr);
+	in.helpers = helpers_ready() ? RTO_HELPERS_READY : RTO_HELPERS_DOWN;
 	rto_decide_self(&in);
 	int v;
 	while ((v = rto_decide(&in)) == RTO_NEED_FD)
@@ -446,6 +456,17 @@ int rto_bs_syscall(long nr, const long *a, const void *pc, long *ret)
 		return 0;
 	if (rto_self.route != RTO_ROUTE_MARKED || rto_self.vforking || rto_sanitizer_pc(pc))
 		return 0;
+	/*
+	 * The call's row settles it here (a futex, sched_yield: the realtime-safe
+	 * calls) and it forgets no descriptor: it runs from the library's
+	 * text, which the backstop's region lets through whatever the
+	 * selector says.  Nothing else runs, so the selector stays as it is.
+	 */
+	struct rto_decide_in in = row_in(nr);
+	if (rto_decide_call(&in) == RTO_RUN_LOCAL && !(rto_sysent[nr].flags & RTO_SYS_FORGETS)) {
+		*ret = run_local(nr, a);
+		return 1;
+	}
 	int again = 0;
 	unsigned char sel = rto_backstop_enter();
 	*ret = decide(nr, a, NULL, &again);

@@ -12,7 +12,8 @@
  *
  * Built twice: test_backstop (the default, backstop on) and
  * test_backstop_off (backstop=off: today's behaviour, the raw call runs on
- * the caller).  Options: policy=SYS_sysinfo:strict,SYS_statfs:warn.
+ * the caller).  Options: policy=SYS_sysinfo:strict,SYS_statfs:warn,
+ * SYS_rt_sigpending:strict (a realtime-safe row made strict).
  */
 #include "harness.h"
 
@@ -219,8 +220,8 @@ Test(backstop, own_seccomp_filter_still_applies, .timeout = TEST_TIMEOUT)
 /* ---- errno, strict, warn ------------------------------------------------------------ */
 
 struct results {
-	long open_ret, sysinfo_ret, statfs_ret;
-	int open_err, sysinfo_err, statfs_err, witness_rc;
+	long open_ret, sysinfo_ret, statfs_ret, pending_ret;
+	int open_err, sysinfo_err, statfs_err, pending_err, witness_rc;
 };
 
 static void errno_strict_warn(void *arg)
@@ -239,6 +240,10 @@ static void errno_strict_warn(void *arg)
 	errno = 0;
 	r->statfs_ret = syscall(SYS_statfs, "/", &sf);
 	r->statfs_err = errno;
+	uint64_t pending;
+	errno = 0;
+	r->pending_ret = syscall(SYS_rt_sigpending, &pending, sizeof(pending));
+	r->pending_err = errno;
 }
 
 Test(backstop, errno_strict_and_warn_from_the_table, .timeout = TEST_TIMEOUT)
@@ -254,6 +259,9 @@ Test(backstop, errno_strict_and_warn_from_the_table, .timeout = TEST_TIMEOUT)
 	/* warn runs it here: the witness on statfs sees it */
 	cr_expect_eq(r.statfs_ret, -1);
 	cr_expect_eq(r.statfs_err, EHWPOISON, "SYS_statfs:warn did not run on the caller");
+	/* A realtime-safe row (syscall() runs those without a look at the thread) made strict. */
+	cr_expect_eq(r.pending_ret, -1, "policy=SYS_rt_sigpending:strict did not refuse");
+	cr_expect_eq(r.pending_err, RT_OFFLOAD_STRICT_ERRNO);
 }
 
 /* ---- EINTR of an offloaded raw call ---------------------------------------------------- */
