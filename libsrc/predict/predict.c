@@ -361,6 +361,14 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		struct rto_pattern *e = &s->p[i];
 		if (!e->key || now > e->last_t0 + RTO_PRED_FORGET_NS)
 			continue;
+		/*
+		 * Its calls come sooner than helper_idle_us after each other:
+		 * idle serves it (poll helper_idle_us, then sleep), and so do
+		 * we, also once that poll ran out (a plan would poll where idle
+		 * sleeps: 2 points of a CPU more at 10 kHz, issue 30).
+		 */
+		if (e->short_quiet)
+			continue;
 		/* A burst still going on: its next call is due right after the last result. */
 		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_REQ_BURST_NS &&
 		    (e->calls_prev == 0 || e->calls_cur < e->calls_prev)) {

@@ -494,3 +494,39 @@ Test(predict, a_loop_later_than_its_window_is_polled_for_before_another_loop_s_w
 	cr_assert_eq(p.linger, 0);
 	cr_assert_eq(p.prio, 79);
 }
+
+Test(predict, a_loop_faster_than_helper_idle_us_is_served_as_idle_serves_it)
+{
+	const uint64_t idle_ns = 200000, fast = 100000; /* helper_idle_us=200, a 10 kHz loop */
+	uint64_t t0 = T_BASE, done = 0;
+	struct rto_plan p;
+
+	rto_predict_configure(idle_ns);
+	for (unsigned k = 0; k < 60; k++, t0 += fast) {
+		done = t0 + CALL_NS;
+		rto_predict_served(&pred, KEY, t0, 1, done, 80);
+		if (k % 10 == 5) /* a 1 kHz loop beside it, between two of its calls */
+			rto_predict_served(&pred, KEY + 1, t0 + fast / 2, 1,
+					   t0 + fast / 2 + CALL_NS, 79);
+	}
+	/* Within the promise: idle polls, and so do we (helper.c asks this first). */
+	cr_assert_eq(rto_predict_promised(&pred), done + idle_ns);
+	/*
+	 * The promise ran out (a wake-up of the loop came late): idle sleeps
+	 * until a call wakes it.  No window of the fast loop's: only the
+	 * slow one's, at its priority.
+	 */
+	cr_assert_eq(rto_predict_plan(&pred, done + idle_ns + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(p.prio, 79, "the plan is the 1 kHz loop's, not the 10 kHz one's");
+	cr_assert_eq(p.linger, 0);
+
+	/* The fast loop alone: no plan at all, the helper sleeps as idle would. */
+	init();
+	rto_predict_configure(idle_ns);
+	for (unsigned k = 0; k < 60; k++, t0 += fast) {
+		done = t0 + CALL_NS;
+		rto_predict_served(&pred, KEY, t0, 1, done, 80);
+	}
+	cr_assert_eq(rto_predict_plan(&pred, done + idle_ns + 1000, &p), RTO_PLAN_NONE,
+		     "a plan would poll where idle sleeps");
+}
