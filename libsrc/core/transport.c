@@ -153,11 +153,9 @@ int rto_slots_posted(struct rto_queue *q)
 	return 0;
 }
 
-static uint32_t next_look; /* equal priorities take turns: a hint, any worker moves it */
-
 struct rto_req *rto_slot_take(struct rto_queue *q, int above)
 {
-	uint32_t n = CMM_LOAD_SHARED(q->nslots), start = CMM_LOAD_SHARED(next_look);
+	uint32_t n = CMM_LOAD_SHARED(q->nslots), start = CMM_LOAD_SHARED(q->next_look);
 	struct rto_req *best = NULL;
 	uint64_t best_seen = 0, best_post = 0;
 	uint32_t at = 0;
@@ -190,7 +188,7 @@ struct rto_req *rto_slot_take(struct rto_queue *q, int above)
 	 */
 	if (!best || uatomic_cmpxchg(&q->slot_seen[at], best_seen, best_post) != best_seen)
 		return NULL;
-	CMM_STORE_SHARED(next_look, at + 1);
+	CMM_STORE_SHARED(q->next_look, at + 1);
 	return best;
 }
 
