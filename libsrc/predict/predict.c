@@ -364,8 +364,8 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		/*
 		 * Its calls come sooner than helper_idle_us after each other:
 		 * idle serves it (poll helper_idle_us, then sleep), and so do
-		 * we, also once that poll ran out (a plan would poll where idle
-		 * sleeps: 2 points of a CPU more at 10 kHz, issue 30).
+		 * we, also once that poll ran out: a plan would poll where idle
+		 * sleeps (docs/periodic.md rule 12).
 		 */
 		if (e->short_quiet)
 			continue;
