@@ -4,7 +4,10 @@
  * nothing without the CPU, the kernel's preemption model, whether a
  * hypervisor sits underneath, which CPUs are isolated and which
  * speculation mitigations make every syscall dearer; this writes all of
- * that as JSON (--out) and prints a two-line summary.
+ * that as JSON (--out) and prints a summary of three lines.  The third is
+ * measured: how late the housekeeping CPU wakes from a timed sleep after
+ * a millisecond's idle, and in steps of 200 us (helper_nap_us: why the
+ * helpers nap in steps, docs/periodic.md rule 14).
  */
 #include "harness.h"
 
@@ -273,6 +276,62 @@ static void scheduling(struct h_json *j)
 	hj_end(j);
 }
 
+/*
+ * How late a SCHED_FIFO thread on the housekeeping CPU wakes from
+ * clock_nanosleep: the last sleep of each millisecond, which ends 50 us
+ * before it (a helper's window), slept in one piece or in steps of
+ * step_ns, then 20 us of polling.  The lateness of that last sleep, ns.
+ */
+#define WAKE_CYCLES 2000
+
+struct wake_probe {
+	uint64_t step_ns;
+	struct h_summary s;
+};
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+		;
+}
+
+static void *wake_probe_run(void *arg)
+{
+	struct wake_probe *w = arg;
+	struct h_samples late;
+	uint64_t t = h_now_ns() + 1000000;
+
+	h_samples_init(&late, WAKE_CYCLES);
+	for (int i = 0; i < WAKE_CYCLES; i++, t += 1000000) {
+		uint64_t due = t - 50000;
+		for (uint64_t s = h_now_ns() + w->step_ns; w->step_ns && s < due; s += w->step_ns)
+			sleep_until(s);
+		sleep_until(due);
+		h_sample(&late, h_now_ns() - due);
+		for (uint64_t end = h_now_ns() + 20000; h_now_ns() < end;)
+			;
+	}
+	h_summarize(late.v, late.n, &w->s);
+	h_samples_free(&late);
+	return NULL;
+}
+
+static void wake_lateness(struct h_json *j, struct wake_probe w[2])
+{
+	w[0].step_ns = 0;
+	w[1].step_ns = 200000;
+	hj_obj(j, "wake_late_ns");
+	for (int i = 0; i < 2; i++) {
+		pthread_t t;
+		if (h_thread_start(&t, wake_probe_run, &w[i], h_opt.hk_cpu, 1) == 0)
+			pthread_join(t, NULL);
+		hj_summary(j, i ? "steps_200us" : "one_sleep", &w[i].s);
+	}
+	hj_end(j);
+}
+
 /* Two lines for the table: the hardware, then what the kernel does with it. */
 static void summary(const char *model, long cpus, const struct utsname *u, const char *preempt,
 		    size_t vulnerable, size_t mitigated)
@@ -328,7 +387,15 @@ int main(int argc, char **argv)
 	virtualization(&j);
 	scheduling(&j);
 	mitigations(&j, &vulnerable, &mitigated);
+	struct wake_probe wake[2];
+	wake_lateness(&j, wake);
 	hj_close(&j);
 	summary(model, sysconf(_SC_NPROCESSORS_ONLN), &u, preempt, vulnerable, mitigated);
+	char a[16], b[16], c[16], d[16];
+	printf("wake-ups on CPU %d after 930 us idle: %s late at p99, %s at p99.9; in 200 us "
+	       "steps: "
+	       "%s, %s\n",
+	       h_opt.hk_cpu, h_fmt_pretty(a, wake[0].s.p99), h_fmt_pretty(b, wake[0].s.p999),
+	       h_fmt_pretty(c, wake[1].s.p99), h_fmt_pretty(d, wake[1].s.p999));
 	return 0;
 }

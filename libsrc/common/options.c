@@ -407,6 +407,10 @@ static const struct key keys[] = {
 	WORDS(helper_wake, helper_wake_words, "predict or idle",
 	      "predict: helpers learn each marked thread's period and poll only around its "
 	      "next calls; idle: they poll helper_idle_us after each call"),
+	NUMBER(helper_nap_us, 0, 10000000, "a whole number from 0 to 10000000",
+	       "helper_wake=predict: a helper sleeps until a window in steps of at most this "
+	       "long, so that its CPU (or a VM's virtual CPU) is never idle long enough to "
+	       "wake late; 0: one sleep"),
 	NUMBER(stats, 0, 1, "0 or 1", "a table of the calls on stderr at exit"),
 	PATH(stats_file, "the same as JSON into this file (%p: the pid)"),
 	PATH(policy_file, "the policy= rules, read from a file"),
@@ -506,6 +510,7 @@ void rto_options_defaults(struct rto_options *o)
 	o->spin_ns = 20000;
 	o->helper_idle_us = 200;
 	o->helper_wake = RTO_WAKE_PREDICT;
+	o->helper_nap_us = 200; /* docs/periodic.md, rule 14 */
 	o->report_max = 100;
 	o->live = 1; /* costs nothing per call (live.c); live=0 for no thread, no segment */
 	o->async_ring_kb = 256;

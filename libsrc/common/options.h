@@ -57,6 +57,7 @@ struct rto_options {
 	uint64_t spin_ns;	 /* spin_ns=N */
 	uint64_t helper_idle_us; /* helper_idle_us=N */
 	int helper_wake;	 /* helper_wake=predict|idle: enum rto_wake */
+	uint64_t helper_nap_us;	 /* helper_nap_us=N */
 	unsigned mark;		 /* mark=: RTO_MARK_* bits */
 	char mark_name[64];	 /* mark=name:GLOB */
 	int stats;		 /* stats=0|1 */

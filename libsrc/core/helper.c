@@ -10,8 +10,9 @@
  *   - one idle worker at a time polls the queue, the others sleep on
  *     q->wake_seq.  helper_wake=idle: it polls helper_idle_us, then sleeps.
  *     helper_wake=predict: it follows predict.c's plan, napping (a timed
- *     sleep, callers may wake it) until just before a periodic caller's
- *     next call and polling around it; no periodic caller: as idle;
+ *     sleep in steps of helper_nap_us, callers may wake it) until just
+ *     before a periodic caller's next call and polling around it; no
+ *     periodic caller: as idle;
  *   - polling at a realtime priority is capped (pollcap.c) so that the
  *     kernel's realtime throttling never stops a helper;
  *   - a caller wakes a sleeper when nobody is awake, and again when its
@@ -72,6 +73,7 @@ static struct {
 	int prio;		 /* ... its fixed priority */
 	uint64_t helper_idle_ns; /* helper_idle_us=, in ns: converted here, nowhere else */
 	int predict;		 /* helper_wake=predict */
+	uint64_t nap_step_ns;	 /* helper_nap_us=, in ns: nap()'s longest sleep */
 	unsigned workers;	 /* workers= */
 	unsigned workers_max;	 /* workers_max=: at least workers */
 	struct rto_options cpus; /* rt_cpus=, helper_cpus= (cpulist.c's rule), the rest zero */
@@ -83,6 +85,7 @@ void rto_helpers_configure(const struct rto_options *o)
 	opt.prio = o->helper_prio;
 	opt.helper_idle_ns = o->helper_idle_us * UINT64_C(1000);
 	opt.predict = o->helper_wake == RTO_WAKE_PREDICT;
+	opt.nap_step_ns = o->helper_nap_us * UINT64_C(1000);
 	opt.workers = o->workers;
 	opt.workers_max = o->workers_max > o->workers ? o->workers_max : o->workers;
 	opt.cpus.rt_cpus = o->rt_cpus;
@@ -467,6 +470,30 @@ static int poll_for_work(struct rto_queue *q)
 }
 
 /*
+ * The nap's sleep, in steps of at most helper_nap_us: a CPU idle longer
+ * than that may wake late by hundreds of microseconds (a VM's virtual CPU
+ * the host stopped polling for, a bare CPU in a deep C-state), and the
+ * window would open after the burst (docs/periodic.md, rule 14).  Between
+ * steps the worker stays counted asleep: a caller's wake moves wake_seq,
+ * which ends the next step at once.  Returns 1: slept until `until`.
+ */
+static int sleep_in_steps(struct rto_queue *q, uint32_t seq, uint64_t now, uint64_t until,
+			  unsigned *sleeps)
+{
+	while (now < until) {
+		uint64_t left = until - now;
+		if (opt.nap_step_ns && left > opt.nap_step_ns)
+			left = opt.nap_step_ns;
+		rto_futex_wait_ns(&q->wake_seq, seq, (long)left);
+		++*sleeps;
+		if (CMM_LOAD_SHARED(q->wake_seq) != seq)
+			return 0;
+		now = rto_now_ns();
+	}
+	return 1;
+}
+
+/*
  * Sleep until `until` or a caller's wake, whichever comes first, with the
  * same protocol as the untimed sleep in idle(): sleepers++ and awake--
  * (full barriers) before the last look at the queue.  awake == 0 is the
@@ -477,6 +504,7 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 {
 	uint32_t seq = CMM_LOAD_SHARED(q->wake_seq);
 	int timed_out = 0;
+	unsigned sleeps = 0;
 
 	/* Wake at the idle priority, even if the poll before dropped to SCHED_OTHER. */
 	if (opt.prio_mode == RTO_PRIO_INHERIT)
@@ -493,13 +521,11 @@ static int nap(struct rto_queue *q, uint64_t now, uint64_t until)
 	uatomic_add_return(&q->awake, -1);
 	/* After awake--: a line queued before it is seen here (async.c's arm()). */
 	int queued = idle_queued && idle_queued();
-	if (!has_work(q) && !queued) {
-		rto_futex_wait_ns(&q->wake_seq, seq, (long)(until - now));
-		timed_out = CMM_LOAD_SHARED(q->wake_seq) == seq;
-	}
+	if (!has_work(q) && !queued)
+		timed_out = sleep_in_steps(q, seq, now, until, &sleeps);
 	uatomic_add_return(&q->awake, 1);
 	uatomic_add_return(&q->sleepers, -1);
-	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out);
+	rto_predict_woke(&q->predict, until, rto_now_ns(), timed_out, sleeps);
 	rto_trace_nap(now, timed_out); /* trace.c */
 	if (queued)
 		idle_drain();

@@ -542,10 +542,12 @@ static uint64_t late_percentile(const struct rto_predict *s)
 			  RTO_PRED_OVERSHOOT_0);
 }
 
-void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out)
+void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now, int timed_out,
+		      unsigned sleeps)
 {
 	rto_mutex_lock(&s->lock);
 	s->woke_at = now;
+	s->counts.nap_sleeps += sleeps;
 	if (timed_out && now >= wanted) {
 		uint64_t late = now - wanted;
 		s->counts.late_hist[late_bucket(late)]++;

@@ -99,6 +99,8 @@ struct rto_predict {
 		 * housekeeping CPU still slept, at least.
 		 */
 		uint64_t overrun_hist[RTO_PRED_LATE_BUCKETS];
+		/* The timed sleeps the naps took (helper_nap_us: a nap sleeps in steps). */
+		uint64_t nap_sleeps;
 	} counts;
 	/* pollcap.c: realtime polling budget, touched by the one poller only. */
 	uint64_t cap_slice_at, cap_used_ns;
@@ -147,10 +149,13 @@ RTO_HIDDEN void rto_predict_configure(uint64_t helper_idle_ns);
 RTO_HIDDEN uint64_t rto_predict_promised(struct rto_predict *s);
 /* What the polling helper should do now. */
 RTO_HIDDEN int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p);
-/* The polling helper sleeps (from now), and woke (at now; timed_out: it was not woken). */
+/*
+ * The polling helper sleeps (from now), and woke (at now; timed_out: it
+ * was not woken), after `sleeps` timed sleeps (helper_nap_us's steps).
+ */
 RTO_HIDDEN void rto_predict_sleeps(struct rto_predict *s, uint64_t now);
 RTO_HIDDEN void rto_predict_woke(struct rto_predict *s, uint64_t wanted, uint64_t now,
-				 int timed_out);
+				 int timed_out, unsigned sleeps);
 /* A planned window caught its call while polling: a little less margin next time. */
 RTO_HIDDEN void rto_predict_hit(struct rto_predict *s);
 /* A planned window ended with no call: poll less next time. */

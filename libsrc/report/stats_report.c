@@ -212,6 +212,7 @@ static void predict_row(struct rto_row *r, const struct predict_view *v)
 	rto_row_u64(r, "after_window", v->c.after_window);
 	rto_row_u64(r, "during_nap", v->asleep);
 	rto_row_u64(r, "naps", v->naps);
+	rto_row_u64(r, "nap_sleeps", v->c.nap_sleeps);
 	rto_row_u64(r, "window_ns", v->window_ns);
 	rto_row_u64(r, "late_p95_ns", v->overshoot_ns);
 	rto_row_u64(r, "hinted", v->c.hinted);
@@ -490,7 +491,8 @@ static void write_table(struct out *o)
 		     "in it while the helper napped {nap_late}, after it {after_window} ({hinted} "
 		     "planned from a wake hint); window {window_ns} ns, naps late by "
 		     "{late_p95_ns} ns (p95), hinted bursts late by {arrive_p99_ns} ns (p99)\n"
-		     "predict: {naps} naps; ended late by <5/10/20/40/80/160/more us:{late_hist}; "
+		     "predict: {naps} naps in {nap_sleeps} sleeps; ended late by "
+		     "<5/10/20/40/80/160/more us:{late_hist}; "
 		     "{during_nap} bursts came during a nap\n"
 		     "predict: bursts that found the nap overdue, by how much, the same "
 		     "buckets:{overrun_hist}\n");

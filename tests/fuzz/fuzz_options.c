@@ -75,6 +75,7 @@ static void check_success(const struct rto_options *o, const char *err)
 		CHECK(o->helper_prio >= 1 && o->helper_prio <= 99);
 	CHECK(o->spin_ns <= UINT64_C(10000000000));
 	CHECK(o->helper_idle_us <= 10000000);
+	CHECK(o->helper_nap_us <= 10000000);
 	CHECK(o->stats == 0 || o->stats == 1);
 	CHECK(o->rt_cpus_set == 0 || o->rt_cpus_set == 1);
 	CHECK(o->helper_cpus_set == 0 || o->helper_cpus_set == 1);

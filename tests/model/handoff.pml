@@ -626,7 +626,10 @@ end_call: /* a call that blocks for good (GROW) ends here; its caller's state sa
 	 * the poller, or its last call's caller waits on its CPU (RTO_RQ_HERE):
 	 * it sleeps at once.  helper_wake=predict: wait_predicted()
 	 * naps, then polls: nap() is this same sleep, timed, then the poll
-	 * (README: the sleep below followed by take() and the poll).
+	 * (README: the sleep below followed by take() and the poll).  nap()
+	 * sleeps in steps (helper_nap_us), each a timed FUTEX_WAIT on the
+	 * same seq until wake_seq moved: one wait whose timer is re-armed,
+	 * which the model, without a clock, does not tell apart.
 	 */
 poll:	/*
 	 * poll_until(): head.next or q->pending; a slot's post, claimed here

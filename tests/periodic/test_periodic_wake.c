@@ -159,6 +159,41 @@ Test(periodic, predict_never_naps_within_helper_idle_us, .timeout = TEST_TIMEOUT
 	tmp_remove(dir);
 }
 /*
+ * helper_nap_us: the polling helper sleeps through the gap between two
+ * bursts of a 1 kHz loop (about 800 us) in steps of at most 100 us, so a
+ * nap takes several sleeps; with 0, one (or none, when a call came before
+ * it began).  The witness: the stats' count of the naps' sleeps.
+ */
+static void nap_sleeps(const char *options, long *naps, long *sleeps)
+{
+	char dir[PATH_MAX], opts[PATH_MAX + 64], path[PATH_MAX + 16];
+	struct proc p;
+
+	tmp_make(dir);
+	snprintf(opts, sizeof(opts), "%s:stats_file=%s/stats.json", options, dir);
+	run_child(opts, CYCLES, RUN_ANY, &p);
+	cr_assert_eq(kv(p.out, "calls", 0), atol(CYCLES), "%s", p.out);
+	snprintf(path, sizeof(path), "%s/stats.json", dir);
+	char *json = slurp(path, NULL);
+	cr_assert_not_null(json, "no %s", path);
+	*naps = predict_count(json, "naps");
+	*sleeps = predict_count(json, "nap_sleeps");
+	cr_assert_gt(*naps, 0, "%s", json);
+	free(json);
+	tmp_remove(dir);
+}
+
+Test(periodic, a_nap_sleeps_in_steps_of_helper_nap_us, .timeout = TEST_TIMEOUT)
+{
+	long naps, sleeps;
+
+	nap_sleeps("helper_nap_us=100", &naps, &sleeps);
+	cr_assert_geq(sleeps, 2 * naps, "%ld naps in %ld sleeps", naps, sleeps);
+	nap_sleeps("helper_nap_us=0", &naps, &sleeps);
+	cr_assert_leq(sleeps, naps, "%ld naps in %ld sleeps", naps, sleeps);
+}
+
+/*
  * Loops that wait otherwise than by sleeping (issue 30): each says when
  * its wait ends, and the helper places windows there.  The witness: the
  * stats count bursts planned from a wake hint (hinted), which without the

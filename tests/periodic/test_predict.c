@@ -128,7 +128,7 @@ Test(predict, a_burst_that_came_during_the_nap_widens_the_window)
 	uint64_t grown = window + window / 4;
 	cr_assert_eq(pred.window_ns, grown > RTO_PRED_WINDOW_MAX ? RTO_PRED_WINDOW_MAX : grown,
 		     "a quarter wider");
-	rto_predict_woke(&pred, p.sleep_until, early + 20000, 0);
+	rto_predict_woke(&pred, p.sleep_until, early + 20000, 0, 1);
 
 	window = pred.window_ns;
 	rto_predict_hit(&pred);
@@ -446,7 +446,7 @@ Test(predict, a_fast_loop_as_late_as_the_machine_s_own_wake_ups_keeps_its_window
 	}
 	/* The helper's own timed naps end about as late: this machine's wake-up. */
 	for (unsigned k = 0; k < RTO_PRED_LATES; k++)
-		rto_predict_woke(&pred, T_BASE, T_BASE + ARRIVE_LATE, 1);
+		rto_predict_woke(&pred, T_BASE, T_BASE + ARRIVE_LATE, 1, 1);
 	cr_assert_eq(pred.overshoot_ns, ARRIVE_LATE);
 	/* Past the late burst's tail (RTO_REQ_BURST_NS after its publish), before the wake. */
 	cr_assert_eq(rto_predict_plan(&pred, w - period / 4, &p), RTO_PLAN_POLL);
