@@ -28,24 +28,51 @@
 #include "sanitizer.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 static void *icpt_pthread_create;
-static void *runtime_base; /* the runtime's load address, where it is first */
+/*
+ * The addresses the runtime's loaded segments span, where it is first:
+ * rto_sanitizer_pc() runs in the SIGSYS handler, which may interrupt
+ * anything (the dynamic linker's lock held, or half taken), so it
+ * compares addresses and calls nothing.  dladdr() there took that lock,
+ * and a trap inside a trap (glibc's setxid signal, whose handler makes a
+ * system call, arriving in the first trap's dladdr) waited for ever.
+ */
+static uintptr_t runtime_lo, runtime_hi;
 static int is_tsan;
 static int found;
 
+/* dl_iterate_phdr: the object whose loaded segments hold *arg's address. */
+static int find_runtime(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t at = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+		lo = start < lo ? start : lo;
+		hi = end > hi ? end : hi;
+	}
+	if (at < lo || at >= hi)
+		return 0;
+	runtime_lo = lo;
+	runtime_hi = hi;
+	return 1;
+}
+
 void rto_sanitizer_init(void)
 {
-	Dl_info info;
-
 	if (found)
 		return;
 	void *icpt = dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
 	/* First: what the program's own pthread_create reference binds to. */
 	if (icpt && icpt == dlsym(RTLD_DEFAULT, "pthread_create")) {
 		icpt_pthread_create = icpt;
-		if (dladdr(icpt, &info))
-			runtime_base = info.dli_fbase;
+		dl_iterate_phdr(find_runtime, icpt);
 		is_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
 	}
 	found = 1;
@@ -53,9 +80,7 @@ void rto_sanitizer_init(void)
 
 RTO_UNINSTRUMENTED int rto_sanitizer_pc(const void *pc)
 {
-	Dl_info info;
-
-	return runtime_base && dladdr(pc, &info) && info.dli_fbase == runtime_base;
+	return (uintptr_t)pc >= runtime_lo && (uintptr_t)pc < runtime_hi;
 }
 
 int rto_sanitizer_is_tsan(void)

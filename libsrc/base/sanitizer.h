@@ -15,7 +15,7 @@ RTO_HIDDEN void rto_sanitizer_init(void);
 RTO_HIDDEN void *rto_sanitizer_pthread_create(void);
 /* 1: that runtime is ThreadSanitizer's. */
 RTO_HIDDEN int rto_sanitizer_is_tsan(void);
-/* 1: pc is in that runtime (its interceptors). */
+/* 1: pc is in that runtime (its interceptors).  Async-signal-safe: two compares. */
 RTO_HIDDEN int rto_sanitizer_pc(const void *pc);
 /* 1: pthread_create(attr) called from caller is the sanitizer runtime's own thread. */
 RTO_HIDDEN int rto_sanitizer_own_thread(const pthread_attr_t *attr, void *caller);
