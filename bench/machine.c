@@ -310,8 +310,7 @@ static void *wake_probe_run(void *arg)
 			sleep_until(s);
 		sleep_until(due);
 		h_sample(&late, h_now_ns() - due);
-		for (uint64_t end = h_now_ns() + 20000; h_now_ns() < end;)
-			;
+		h_spin_until(h_ticks() + h_ticks_for_ns(20000));
 	}
 	h_summarize(late.v, late.n, &w->s);
 	h_samples_free(&late);
@@ -392,9 +391,8 @@ int main(int argc, char **argv)
 	hj_close(&j);
 	summary(model, sysconf(_SC_NPROCESSORS_ONLN), &u, preempt, vulnerable, mitigated);
 	char a[16], b[16], c[16], d[16];
-	printf("wake-ups on CPU %d after 930 us idle: %s late at p99, %s at p99.9; in 200 us "
-	       "steps: "
-	       "%s, %s\n",
+	printf("wake-ups on CPU %d after 930 us idle: %s late at p99, %s at p99.9; "
+	       "in 200 us steps: %s, %s\n",
 	       h_opt.hk_cpu, h_fmt_pretty(a, wake[0].s.p99), h_fmt_pretty(b, wake[0].s.p999),
 	       h_fmt_pretty(c, wake[1].s.p99), h_fmt_pretty(d, wake[1].s.p999));
 	return 0;

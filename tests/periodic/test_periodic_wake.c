@@ -158,6 +158,7 @@ Test(periodic, predict_never_naps_within_helper_idle_us, .timeout = TEST_TIMEOUT
 	free(json);
 	tmp_remove(dir);
 }
+
 /*
  * helper_nap_us: the polling helper sleeps through the gap between two
  * bursts of a 1 kHz loop (about 800 us) in steps of at most 100 us, so a
