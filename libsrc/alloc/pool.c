@@ -25,7 +25,6 @@
 #include "options.h"
 #include "rto_fast.h"
 #include "callsite.h"
-#include "transport.h"
 #include "report.h"
 #include "resolve.h"
 #include "rto_malloc.h"

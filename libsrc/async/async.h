@@ -25,7 +25,6 @@ RTO_HIDDEN void rto_async_barrier(void);
 /* A stream lock was released: queue the drain a helper gave up on (if any). */
 RTO_HIDDEN void rto_async_kick(void);
 /* A helper's drain gave up on a taken lock: idle helpers retry it (helper.c). */
-#define RTO_ASYNC_RETRY_NS (10 * 1000 * 1000)
 RTO_HIDDEN int rto_async_stalled(void);
 RTO_HIDDEN void rto_async_retry(void);
 /* f is being closed: abort() no longer flushes it (lock-free, bounded). */
@@ -38,12 +37,5 @@ RTO_HIDDEN __attribute__((noreturn)) void rto_async_abort(void);
 RTO_HIDDEN void rto_async_ring_use(uint64_t *used, uint64_t *cap, uint32_t *rings);
 RTO_HIDDEN void rto_async_forget(int fd);
 RTO_HIDDEN void rto_async_init(void);
-/*
- * Does this write (to fd, or to stream f) go through the async ring?  The
- * decision's queue question (decide.h), asked by route.c, where every
- * marked call's decision is carried out; async.c's admit() checks only
- * what the ring says (a deferred error, no ring).
- */
-RTO_HIDDEN int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f);
 
 #endif /* RTO_ASYNC_H */

@@ -6,7 +6,7 @@
  * Without it this header defines no-ops: the normal build, and so every
  * realtime caller, makes no client request.
  *
- * Included from rto.h before <urcu/wfcqueue.h>: liburcu's queue code is
+ * Included from rto_base.h before <urcu/wfcqueue.h>: liburcu's queue code is
  * static inline (_LGPL_SOURCE), so it is compiled into our objects and
  * picks these definitions up, as our own uses of the macros do.
  *

@@ -109,6 +109,15 @@ static inline void rto_route_resume(unsigned char was)
 		uatomic_cmpxchg(&rto_self.route, RTO_ROUTE_BUSY, was);
 }
 
+/* The mode= option, a thread's mode until it sets its own (self.c: rto_self_configure). */
+RTO_HIDDEN extern int rto_mode_default;
+
+/* The calling thread's mode (RT_OFFLOAD_MODE_*): its own, else the mode= option. */
+static inline int rto_thread_mode(void)
+{
+	return rto_self.mode ? rto_self.mode - 1 : rto_mode_default;
+}
+
 /*
  * One TLS load and a branch: true for every unmarked thread.  Always
  * inline: it runs in the uninstrumented wrappers, before a sanitizer is up.

@@ -5,7 +5,7 @@
  * ThreadSanitizer sees neither as synchronisation, so every hand-off made
  * through them (the request queue, a request's state, the async rings, the
  * helpers' counters) would look like a data race.  Built with
- * -fsanitize=thread, this header (rto.h includes it before liburcu's
+ * -fsanitize=thread, this header (rto_base.h includes it before liburcu's
  * queue) redefines them as the compiler's __atomic builtins, sequentially
  * consistent, at least as strong as liburcu's own (full barriers on x86),
  * which ThreadSanitizer understands.  Without it nothing changes.

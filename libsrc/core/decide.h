@@ -248,18 +248,9 @@ static inline __attribute__((always_inline)) int rto_decide(const struct rto_dec
 
 /*
  * ---- the calling thread's part of the input ----------------------------------
- * Not pure: it reads the thread (TLS) and mode= (set before any thread is
- * marked).  Here, beside the decision, because the marked path reads it.
+ * Not pure: it reads the thread (TLS: its mode, rto_fast.h).  Here, beside
+ * the decision, because the marked path reads it.
  */
-
-/* The mode= option, a thread's mode until it sets its own (self.c: rto_self_configure). */
-RTO_HIDDEN extern int rto_mode_default;
-
-/* The calling thread's mode: its own, else the mode= option. */
-static inline int rto_thread_mode(void)
-{
-	return rto_self.mode ? rto_self.mode - 1 : rto_mode_default;
-}
 
 /* Its answer to RTO_NEED_SELF. */
 static inline __attribute__((always_inline)) void rto_decide_self(struct rto_decide_in *in)

@@ -29,7 +29,6 @@
 #include "self.h"
 #include "own_thread.h"
 #include "fn.h"
-#include "async.h"
 #include "callsite.h"
 #include "transport.h"
 #include "dns_state.h"
@@ -102,20 +101,6 @@ static __thread unsigned rto_helper_index RTO_TLS; /* its row of q->running */
 static __thread int rto_helper_plan_prio RTO_TLS;
 /* A slot's request the polling loop claimed, for take() to run next. */
 static __thread struct rto_req *rto_helper_claimed RTO_TLS;
-
-/*
- * Which worker runs r.  A kick is rare (a signal or a cancellation during
- * a call), so the request carries no worker field in its first line and
- * the caller looks through the workers' rows instead; each row is written
- * by its own worker only and lies in a line of its own.
- */
-int rto_helper_running(const struct rto_req *r)
-{
-	for (unsigned i = 0; i < RTO_WORKERS_MAX; i++)
-		if (CMM_LOAD_SHARED(rto_q->running[i].req) == r)
-			return CMM_LOAD_SHARED(rto_q->running[i].tid);
-	return 0;
-}
 
 /* ---- request order ------------------------------------------------------ */
 
@@ -726,16 +711,6 @@ static void pin_and_prioritise(const cpu_set_t *cpus)
 	}
 }
 
-static cpu_set_t worker_cpus; /* every worker's, set before the first starts */
-static int worker_cpus_set;   /* 1 once worker_cpus is: release, paired in the reader */
-
-int rto_helpers_share_cpu(int cpu)
-{
-	if (cpu < 0 || !__atomic_load_n(&worker_cpus_set, __ATOMIC_ACQUIRE))
-		return 0;
-	return CPU_ISSET(cpu, &worker_cpus);
-}
-
 /*
  * When every CPU of helper_cpus goes offline the kernel moves the helpers
  * to some other CPU and widens their affinity (select_fallback_rq): they
@@ -747,11 +722,11 @@ static void check_cpu(void)
 	static int32_t said;
 	int cpu = sched_getcpu();
 
-	if (cpu < 0 || CPU_ISSET(cpu, &worker_cpus) || CMM_LOAD_SHARED(said) ||
+	if (cpu < 0 || CPU_ISSET(cpu, &rto_q->cpus) || CMM_LOAD_SHARED(said) ||
 	    uatomic_xchg(&said, 1))
 		return;
 	char list[256];
-	rto_cpulist_format(&worker_cpus, list, sizeof(list));
+	rto_cpulist_format(&rto_q->cpus, list, sizeof(list));
 	rto_say(0,
 		"a helper runs on CPU %d, outside its CPUs %s (gone offline?): offloading goes on "
 		"there",
@@ -776,7 +751,7 @@ static void *worker_main(void *arg)
 	CMM_STORE_SHARED(q->running[rto_helper_index].tid, rto_signal_worker_tid());
 	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 1);
 	uatomic_add_return(&q->awake, 1);
-	pin_and_prioritise(&worker_cpus);
+	pin_and_prioritise(&q->cpus);
 	int caller_here = 0;
 	rto_trace_helper_started(rto_helper_index, rto_signal_worker_tid()); /* trace.c */
 	for (;;) {
@@ -892,8 +867,8 @@ static int start_workers(struct rto_queue *q)
 		n = RTO_WORKERS_MAX;
 	choose_cpus(&cpus);
 	rto_pollcap_init();
-	worker_cpus = cpus; /* read by the workers, which start after this */
-	__atomic_store_n(&worker_cpus_set, 1, __ATOMIC_RELEASE); /* and by callers */
+	q->cpus = cpus; /* read by the workers, which start after this */
+	__atomic_store_n(&q->cpus_set, 1, __ATOMIC_RELEASE); /* and by callers (transport.c) */
 	CMM_STORE_SHARED(rows_used, n);
 	__cds_wfcq_init(&q->head, &q->tail);
 	/*
@@ -958,7 +933,7 @@ int rto_helpers_grow(void)
 			CMM_STORE_SHARED(rows_used, i + 1);
 		sigfillset(&all);
 		rto_real_pthread_sigmask(SIG_SETMASK, &all, &old);
-		worker_attr(&attr, &worker_cpus);
+		worker_attr(&attr, &q->cpus);
 		int err = start_one(&attr, i);
 		pthread_attr_destroy(&attr);
 		rto_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -986,7 +961,7 @@ int rto_helpers_grow(void)
  */
 int rto_helpers_move_off(pid_t tid, int cpu)
 {
-	cpu_set_t other = worker_cpus;
+	cpu_set_t other = rto_q->cpus;
 
 	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &other))
 		return -1;
@@ -994,7 +969,7 @@ int rto_helpers_move_off(pid_t tid, int cpu)
 	if (CPU_COUNT(&other) == 0 ||
 	    rto_syscall(SYS_sched_setaffinity, (long)tid, sizeof(other), &other) != 0)
 		return -1;
-	rto_syscall(SYS_sched_setaffinity, (long)tid, sizeof(worker_cpus), &worker_cpus);
+	rto_syscall(SYS_sched_setaffinity, (long)tid, sizeof(rto_q->cpus), &rto_q->cpus);
 	return 0;
 }
 

@@ -19,7 +19,12 @@ RTO_HIDDEN void rto_helpers_configure(const struct rto_options *o);
 RTO_HIDDEN int rto_helpers_start(void);
 /* fn runs after helpers started (init.c: the live view's publisher, at load). */
 RTO_HIDDEN void rto_helpers_on_start(void (*fn)(const cpu_set_t *cpus, unsigned workers));
-/* Idle workers ask stalled() and run retry() (async.c, at load, before helpers start). */
+/*
+ * Idle workers ask stalled() and run retry() (async.c, at load, before
+ * helpers start): a stalled drain (a helper gave up on a taken stream
+ * lock) is retried at least every RTO_ASYNC_RETRY_NS.
+ */
+#define RTO_ASYNC_RETRY_NS (10 * 1000 * 1000)
 RTO_HIDDEN void rto_helpers_on_idle(int (*stalled)(void), void (*retry)(void));
 /*
  * The async rings (async.c, at load): queued() says lines wait, drain()
@@ -35,11 +40,6 @@ RTO_HIDDEN void rto_helpers_on_queued(int (*queued)(void), void (*drain)(void), 
 RTO_HIDDEN void rto_helpers_raise_ceiling(int prio);
 /* stall.c's watchdog: every worker is stuck in a call; start one more (0), up to workers_max. */
 RTO_HIDDEN int rto_helpers_grow(void);
-/*
- * 1: cpu is one of the workers' CPUs (0 before they first start).  Any
- * thread; no system call, no lock: a caller asks it on its realtime path.
- */
-RTO_HIDDEN int rto_helpers_share_cpu(int cpu);
 /*
  * stall.c's watchdog: worker tid is runnable on cpu, which another task
  * holds: move it to another of the helpers' CPUs (0), -1 if none.

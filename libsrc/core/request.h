@@ -18,8 +18,9 @@
  * before it stores DONE; the caller reads them after it saw DONE
  * (transport.c's state exchange orders both ways).  RTO_RQ_TAKEN is the
  * caller's, once it won the request back from the queue (on_stall=local).
- * rto_req_key() (transport.c) is pure; rto_helper_running() reads the workers' rows
- * without a lock (a kick's rare look: the answer may be stale at once).
+ * rto_req_key() (transport.c) is pure; a kick reads the workers' rows
+ * without a lock (transport.c's worker_running(): a rare look, the answer
+ * may be stale at once).
  */
 #ifndef RTO_REQUEST_H
 #define RTO_REQUEST_H
@@ -38,19 +39,11 @@ enum rto_req_flag {
 	RTO_RQ_LENT = 1 << 1,	 /* stream is set: its lock is lent */
 	RTO_RQ_LOCALE = 1 << 2,	 /* locale is set: not the global locale */
 	RTO_RQ_FAULTED = 1 << 3, /* the worker's: the call faulted, the caller runs it again */
-	RTO_RQ_BURST = 1 << 4,	 /* the caller's first call in RTO_REQ_BURST_NS: a new burst */
-	RTO_RQ_TAKEN = 1 << 5,	 /* on_stall=local: its caller took it back and ran it */
-	RTO_RQ_HERE = 1 << 6,	 /* the caller waits on one of the workers' CPUs: no poll after */
+	RTO_RQ_BURST =
+		1 << 4, /* the caller's first call in RTO_PRED_BURST_NS (predict.h): a new burst */
+	RTO_RQ_TAKEN = 1 << 5, /* on_stall=local: its caller took it back and ran it */
+	RTO_RQ_HERE = 1 << 6,  /* the caller waits on one of the workers' CPUs: no poll after */
 };
-
-/*
- * A marked thread's calls less than this apart (from one's return to the
- * next one's start) are one burst of a periodic loop's cycle (predict.c).
- * The caller decides, by its own clock: only it knows when it got its
- * last result, which on a VM may be long after the worker published it
- * (a caller that slept wakes tens of microseconds later).
- */
-#define RTO_REQ_BURST_NS 30000
 
 /*
  * The caller's identity for predict.c in 16 bits: a hash of its TLS
@@ -58,9 +51,5 @@ enum rto_req_flag {
  * request's key), once per offload.
  */
 RTO_HIDDEN uint16_t rto_req_key(const void *tls);
-
-struct rto_req;
-/* helper.c: the tid of the worker running r (0: none yet).  Caller side, rare (kick). */
-RTO_HIDDEN int rto_helper_running(const struct rto_req *r);
 
 #endif

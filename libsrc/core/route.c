@@ -13,9 +13,9 @@
 #include "callsite.h"
 #include "route.h"
 #include "fdclass.h"
-#include "async.h"
 #include "async_path.h"
 #include "transport.h"
+#include "predict.h" /* RTO_PRED_BURST_NS */
 #include "dns_state.h"
 #include "helper.h"
 #include "stdio_lock.h"
@@ -35,7 +35,6 @@
 #include <string.h>
 
 #include "rtoffload.h"
-#include "shims_prelude.h" /* rto_fn_fclose */
 
 /* report_offloads= and children=: copied once at load (rto_route_configure), read-only afterwards.
  */
@@ -142,7 +141,7 @@ static __attribute__((noinline)) void offload(struct rto_fn *fn, void *args, FIL
 	/* A signal handler's wrapped call during the wait runs directly. */
 	req.route = rto_route_go_direct();
 	uint64_t t0 = rto_now_ns();
-	if (t0 - offload_end > RTO_REQ_BURST_NS) /* the helpers learn its rhythm */
+	if (t0 - offload_end > RTO_PRED_BURST_NS) /* the helpers learn its rhythm */
 		req.flags |= RTO_RQ_BURST;
 	rto_offload(&req, t0);
 	uint64_t end = rto_now_ns(), ns = end - t0;

@@ -51,6 +51,14 @@ static inline unsigned rto_path_arg(const char *path)
  * it), -1 when it was refused (errno set).
  */
 RTO_HIDDEN int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how);
+
+/*
+ * Does this write (to fd, or to stream f) go through the async ring?  The
+ * decision's queue question (decide.h), asked by route.c, where every
+ * marked call's decision is carried out; async.c's admit() checks only
+ * what the ring says (a deferred error, no ring).
+ */
+RTO_HIDDEN int rto_async_wanted(const struct rto_fn *fn, int fd, FILE *f);
 struct rto_options;
 /* report_offloads= and children=, copied at load (before any call is routed). */
 RTO_HIDDEN void rto_route_configure(const struct rto_options *o);

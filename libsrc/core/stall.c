@@ -42,7 +42,6 @@
 #include "fn.h"
 #include "callsite.h"
 #include "transport.h"
-#include "helper.h"
 #include "futex.h"
 #include "procfs.h"
 #include "proc_stat.h"
@@ -250,8 +249,9 @@ int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
 
 /* ---- what runs on the helpers' CPUs (the watchdog: /proc) ------------------------- */
 
-static cpu_set_t helper_cpus; /* set before the watchdog starts */
-static pid_t watchdog_tid;    /* the watchdog's own, left out of what it sees */
+static cpu_set_t helper_cpus;		 /* set before the watchdog starts */
+static struct rto_stall_remedies remedy; /* likewise */
+static pid_t watchdog_tid;		 /* the watchdog's own, left out of what it sees */
 
 struct task {
 	pid_t pid, tid;
@@ -485,7 +485,7 @@ static void put_helpers(struct line *l, const struct rto_queue *q, uint64_t now)
 		if (!CMM_LOAD_SHARED(w->alive))
 			continue;
 		int tid = CMM_LOAD_SHARED(w->tid);
-		if (!tid) { /* rto_helpers_grow() just started it */
+		if (!tid) { /* remedy.grow() just started it */
 			put(l, " rtoffload/%d starting,", i);
 			continue;
 		}
@@ -910,8 +910,7 @@ static void move_starved(const struct rto_queue *q)
 		const struct rto_running *w = &q->running[i];
 		pid_t tid = CMM_LOAD_SHARED(w->tid);
 		if (CMM_LOAD_SHARED(w->alive) && tid > 0 &&
-		    rto_stall_probe_starved(tid, &cpu, PROBE_NS) &&
-		    rto_helpers_move_off(tid, cpu) == 0)
+		    rto_stall_probe_starved(tid, &cpu, PROBE_NS) && remedy.move_off(tid, cpu) == 0)
 			uatomic_inc(&counts.moved);
 	}
 }
@@ -946,7 +945,7 @@ static long look(struct rto_queue *q)
 	 * wait for input are stuck too: a reader of a pipe must not hold up
 	 * another thread's write.
 	 */
-	if (waiting && all_stuck(q, rto_now_ns()) && rto_helpers_grow() == 0)
+	if (waiting && all_stuck(q, rto_now_ns()) && remedy.grow() == 0)
 		uatomic_inc(&counts.grown);
 	if (late)
 		move_starved(q);
@@ -979,7 +978,7 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-void rto_stall_start(const cpu_set_t *cpus)
+void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
@@ -992,6 +991,7 @@ void rto_stall_start(const cpu_set_t *cpus)
 	    *(const pid_t *)((const char *)pthread_self() + d[2]) == rto_syscall(SYS_gettid))
 		tid_offset = d[2];
 	helper_cpus = *cpus;
+	remedy = *r;
 	memset(said, 0, sizeof(said));
 	memset(quiet, 0, sizeof(quiet));
 	memset(late_input, 0, sizeof(late_input));

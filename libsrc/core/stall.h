@@ -25,8 +25,17 @@ RTO_HIDDEN void rto_stall_clear(unsigned handle);
 /* on_stall=local took a noted call back: counted. */
 RTO_HIDDEN void rto_stall_taken_back(void);
 
-/* Start the watchdog with the helpers (helper.c); cpus: the helpers'. */
-RTO_HIDDEN void rto_stall_start(const cpu_set_t *cpus);
+/*
+ * What the watchdog may do to the helpers when every worker is stuck:
+ * helper.c's, given by init.c (helper.c calls transport.c, which notes
+ * stalls here: these calls back go through pointers, not a cycle).
+ */
+struct rto_stall_remedies {
+	int (*grow)(void);		     /* one more worker (0), up to workers_max */
+	int (*move_off)(pid_t tid, int cpu); /* worker tid off cpu, another task holds it (0) */
+};
+/* Start the watchdog with the helpers (init.c); cpus: the helpers'. */
+RTO_HIDDEN void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r);
 
 /* The statistics' figures (stats.c, live.c). */
 struct rto_stall_counts {

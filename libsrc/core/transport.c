@@ -261,6 +261,20 @@ static int spin_until_done(struct rto_req *r, uint64_t t0)
 }
 
 /*
+ * Which worker runs r (0: none yet).  A kick is rare (a signal or a
+ * cancellation during a call), so the request carries no worker field in
+ * its first line and the caller looks through the workers' rows instead;
+ * each row is written by its own worker only and lies in a line of its own.
+ */
+static int worker_running(const struct rto_req *r)
+{
+	for (unsigned i = 0; i < RTO_WORKERS_MAX; i++)
+		if (CMM_LOAD_SHARED(rto_q->running[i].req) == r)
+			return CMM_LOAD_SHARED(rto_q->running[i].tid);
+	return 0;
+}
+
+/*
  * Make the worker running r give up a blocking call: RTO_SIG_INTERRUPT ends
  * it with EINTR.  The signal must never reach the worker once it has moved
  * on to another request, whose call it would break: KICKING holds the
@@ -273,7 +287,7 @@ static void kick(struct rto_req *r)
 
 	if (s == RTO_REQ_DONE || uatomic_cmpxchg(&r->state, s, RTO_REQ_KICKING) != s)
 		return;
-	rto_signal_kick(rto_helper_running(r)); /* 0: not taken yet, kick again later */
+	rto_signal_kick(worker_running(r)); /* 0: not taken yet, kick again later */
 	uatomic_xchg(&r->state, RTO_REQ_KICKED);
 }
 
@@ -433,6 +447,14 @@ static void run_taken_back(struct rto_req *r)
 	r->err = errno;
 }
 
+/* 1: cpu is one of the workers' (0 before they first start).  No system call, no lock. */
+static int on_a_workers_cpu(const struct rto_queue *q, int cpu)
+{
+	if (cpu < 0 || !__atomic_load_n(&q->cpus_set, __ATOMIC_ACQUIRE))
+		return 0;
+	return CPU_ISSET(cpu, &q->cpus);
+}
+
 static void enqueue(struct rto_queue *q, struct rto_req *r)
 {
 	cds_wfcq_node_init(&r->node);
@@ -467,7 +489,7 @@ void rto_offload(struct rto_req *r, uint64_t t0)
 	 * would keep us off it in turn.  sched_getcpu() reads glibc's rseq
 	 * area (the vDSO without it): no system call.
 	 */
-	int here = rto_helpers_share_cpu(sched_getcpu());
+	int here = on_a_workers_cpu(q, sched_getcpu());
 	if (here)
 		r->flags |= RTO_RQ_HERE;
 	if (slot) {

@@ -170,6 +170,14 @@ struct rto_queue {
 		struct rto_req req;
 		const void *holder; /* the thread's mark (transport.c), NULL: free */
 	} slots[RTO_SLOTS];
+	/*
+	 * The workers' CPUs, all of them in every worker's mask: written once
+	 * by the helpers' start before its first worker (cpus_set, release;
+	 * 0 again in a forked child), read by the workers (helper.c) and by
+	 * every caller (transport.c: a caller on one of them sleeps at once).
+	 */
+	cpu_set_t cpus __attribute__((aligned(RTO_CACHELINE)));
+	int32_t cpus_set;
 	/* Each worker's call in progress, for a caller's kick and the idle priority (helper.c). */
 	struct __attribute__((aligned(RTO_CACHELINE))) rto_running {
 		const struct rto_req *req; /* written by its worker only */

@@ -11,18 +11,14 @@
  * before the sleep ends (but for a signal), and on a loop with jitter, or
  * one whose own wake-ups are late now and then, the gaps say far less.
  *
- * One word per key hash (request.h) in struct rto_predict: the key in the
- * top 16 bits, then a bit that says "at the latest" (a wait that an event
- * may end sooner: the planner uses it only where it fits the loop's own
- * period, predict.c), then the low 47 bits of the end of the sleep
- * (rto_now_ns(), CLOCK_MONOTONIC).  The reader rebuilds the full time from
- * its own clock: ends within 19 hours either side of now come out right.
+ * One word per key hash (request.h) in struct rto_predict, whose input it
+ * is: its format is predict.h's, and predict.c reads it.
  *
  * Concurrency:
  *   rto_wake_*()   the caller's path, before the sleep or wait: a few
  *        loads, vDSO clock reads, one relaxed store; no lock, no system
  *        call (a bad pointer: wake_hint.c)
- *   rto_wake_hinted()   the planning helper, without a lock
+ *   rto_wake_hinted()   the planning helper, without a lock (predict.c)
  * A hint is advice: two threads whose keys share a word overwrite each
  * other, and a word read while its owner rewrites it is either value;
  * the reader checks the key, and a wrong or missing hint only costs one
@@ -38,11 +34,6 @@
 #include <stdint.h>
 #include <sys/time.h>
 #include <time.h>
-
-#define RTO_WAKE_BITS	   47
-#define RTO_WAKE_MASK	   ((UINT64_C(1) << RTO_WAKE_BITS) - 1)
-#define RTO_WAKE_BOUND	   (UINT64_C(1) << RTO_WAKE_BITS) /* "at the latest" */
-#define RTO_WAKE_KEY_SHIFT 48
 
 /* The calling marked thread sleeps until req on clk (flags: TIMER_ABSTIME or 0). */
 RTO_HIDDEN void rto_wake_at_clock(clockid_t clk, int flags, const struct timespec *req);
@@ -71,48 +62,6 @@ RTO_HIDDEN void rto_wake_by_tv(const struct timeval *tv);
 RTO_HIDDEN void rto_wake_by_ts(const struct timespec *ts);
 RTO_HIDDEN void rto_wake_by_clock(clockid_t clk, const struct timespec *abs);
 RTO_HIDDEN void rto_wake_by_cond(const pthread_cond_t *c, const struct timespec *abs);
-
-/* bound: RTO_WAKE_BOUND for a wait that may end sooner, 0 for a sleep. */
-static inline uint64_t rto_wake_word(uint16_t key, uint64_t at, uint64_t bound)
-{
-	return (uint64_t)key << RTO_WAKE_KEY_SHIFT | bound | (at & RTO_WAKE_MASK);
-}
-
-/*
- * 1: a sleep ending at `at` fits a word read back against a clock near
- * now: not past, and within half the 47 bits (19 hours).  An
- * absolute deadline on a machine up for longer than 39 hours fits too:
- * only the distance counts.
- */
-static inline int rto_wake_fits(uint64_t at, uint64_t now)
-{
-	return at >= now && at - now < (RTO_WAKE_MASK >> 1);
-}
-
-/*
- * When key's announced sleep ends (may be past), or 0: no word of key's.
- * *bound (when not NULL): 1 if the word says "at the latest".
- */
-static inline uint64_t rto_wake_hinted_bound(const struct rto_predict *s, uint16_t key,
-					     uint64_t now, int *bound)
-{
-	uint64_t w = __atomic_load_n(&s->hint[key % RTO_PRED_HINTS], __ATOMIC_RELAXED);
-
-	if (bound)
-		*bound = !!(w & RTO_WAKE_BOUND);
-	if (!w || (uint16_t)(w >> RTO_WAKE_KEY_SHIFT) != key)
-		return 0;
-	/* The 48-bit difference, sign-extended: how far from now it ends. */
-	uint64_t d = (w - now) & RTO_WAKE_MASK;
-	int64_t delta = (int64_t)(d << (64 - RTO_WAKE_BITS)) >> (64 - RTO_WAKE_BITS);
-	uint64_t at = now + (uint64_t)delta;
-	return at ? at : 1;
-}
-
-static inline uint64_t rto_wake_hinted(const struct rto_predict *s, uint16_t key, uint64_t now)
-{
-	return rto_wake_hinted_bound(s, key, now, NULL);
-}
 
 struct rto_options;
 /* helper_wake=, once at load (init.c), before anything here runs. */

@@ -53,8 +53,10 @@ static void write_out(void)
 /* With the helpers: live=1's publisher, and the stall watchdog (stall_us). */
 static void helpers_started(const cpu_set_t *cpus, unsigned workers)
 {
+	static const struct rto_stall_remedies remedies = {rto_helpers_grow, rto_helpers_move_off};
+
 	rto_live_start(cpus, workers);
-	rto_stall_start(cpus);
+	rto_stall_start(cpus, &remedies);
 }
 
 /*

@@ -33,9 +33,7 @@
 #include "callsite.h"
 #include "resolve.h"
 #include "sanitizer.h"
-#include "route_state.h"
 #include "real.h"
-#include "rto_malloc.h"
 
 #include <dlfcn.h>
 #include <errno.h>

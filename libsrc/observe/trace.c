@@ -39,7 +39,6 @@
 #include "futex.h"
 #include "report.h"
 #include "real.h"
-#include "route_state.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * and when to poll.  Helper side only (never a caller's path): it locks.
  *
  * A periodic loop makes a burst of calls each cycle.  A call that comes
- * within RTO_REQ_BURST_NS of the caller's previous return belongs to the
+ * within RTO_PRED_BURST_NS of the caller's previous return belongs to the
  * same burst (the caller says which, request.h); the gaps between the
  * first calls of bursts are the period.
  * With a few gaps in hand (the last 32), all but a quarter within [2/3, 3/2] of their median
@@ -16,7 +16,7 @@
  * The plan (after the cpuidle-haltpoll governor and io_uring's hybrid
  * poll): sleep until `window + lateness` before the earliest expected
  * arrival, poll until as long after the latest, and while a burst is on
- * (fewer calls so far than in the burst before) poll RTO_REQ_BURST_NS
+ * (fewer calls so far than in the burst before) poll RTO_PRED_BURST_NS
  * after each result for the next call.  `overshoot` is how late the
  * kernel ends our timed sleeps: the 95th percentile of the last 128 (a
  * VM's or a busy CPU's lateness has a long tail that a mean and deviation
@@ -42,7 +42,7 @@
  * period's jitter.  A sleep that ends less than 3/4 of the shortest
  * period after the last burst began (a sleep of a cycle it makes no call
  * in) is not used.  Between its burst's last result and its next sleep,
- * the helper polls (up to RTO_REQ_BURST_NS) for the word instead of
+ * the helper polls (up to RTO_PRED_BURST_NS) for the word instead of
  * planning from the gaps, unless the word came later than that twice in
  * a row (a loop that computes before it sleeps).
  *
@@ -63,9 +63,8 @@
  * after each call before any nap (rto_predict_promised, helper.c).  A
  * loop whose gaps are all longer still naps between its windows.
  */
-#include "transport.h"
+#include "predict.h"
 #include "real.h"
-#include "wake_hint.h"
 
 #include <string.h>
 
@@ -211,6 +210,30 @@ static uint64_t percentile(const uint32_t *ring, unsigned written, unsigned cap,
 			v[k - 1] = t;
 		}
 	return v[(n - 1) * pct / 100];
+}
+
+/*
+ * When key's announced sleep ends (may be past), or 0: no word of key's.
+ * *bound (when not NULL): 1 if the word says "at the latest".
+ */
+uint64_t rto_wake_hinted_bound(const struct rto_predict *s, uint16_t key, uint64_t now, int *bound)
+{
+	uint64_t w = __atomic_load_n(&s->hint[key % RTO_PRED_HINTS], __ATOMIC_RELAXED);
+
+	if (bound)
+		*bound = !!(w & RTO_WAKE_BOUND);
+	if (!w || (uint16_t)(w >> RTO_WAKE_KEY_SHIFT) != key)
+		return 0;
+	/* The 48-bit difference, sign-extended: how far from now it ends. */
+	uint64_t d = (w - now) & RTO_WAKE_MASK;
+	int64_t delta = (int64_t)(d << (64 - RTO_WAKE_BITS)) >> (64 - RTO_WAKE_BITS);
+	uint64_t at = now + (uint64_t)delta;
+	return at ? at : 1;
+}
+
+uint64_t rto_wake_hinted(const struct rto_predict *s, uint16_t key, uint64_t now)
+{
+	return rto_wake_hinted_bound(s, key, now, NULL);
 }
 
 /* A lateness's histogram bucket: < 5, 10, 20, 40, 80, 160 us, more. */
@@ -370,10 +393,10 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		if (e->short_quiet)
 			continue;
 		/* A burst still going on: its next call is due right after the last result. */
-		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_REQ_BURST_NS &&
+		if (e->last_done >= e->last_t0 && now < e->last_done + RTO_PRED_BURST_NS &&
 		    (e->calls_prev == 0 || e->calls_cur < e->calls_prev)) {
 			p->sleep_until = 0;
-			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
+			p->poll_until = e->last_done + RTO_PRED_BURST_NS;
 			p->linger = 1;
 			p->prio = e->prio;
 			rto_mutex_unlock(&s->lock);
@@ -385,12 +408,12 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		 * result to its sleep.  Poll until its word comes (or a call).
 		 * Not for a loop that computes a while before it sleeps (its
 		 * word came too late twice in a row): that would poll
-		 * RTO_REQ_BURST_NS a cycle for nothing; every 64th burst it is
+		 * RTO_PRED_BURST_NS a cycle for nothing; every 64th burst it is
 		 * tried again.
 		 */
 		int bound;
 		uint64_t w = rto_wake_hinted_bound(s, e->key, now, &bound);
-		int waiting = now < e->last_done + RTO_REQ_BURST_NS;
+		int waiting = now < e->last_done + RTO_PRED_BURST_NS;
 		if (e->hinted && e->word_judged != e->last_start && (w > e->last_t0 || !waiting)) {
 			e->word_judged = e->last_start; /* its word came in time, or not */
 			e->word_slow = w > e->last_t0 && waiting ? 0 : e->word_slow + 1;
@@ -398,7 +421,7 @@ int rto_predict_plan(struct rto_predict *s, uint64_t now, struct rto_plan *p)
 		if (e->hinted && w <= e->last_t0 && waiting &&
 		    (e->word_slow < 2 || e->ngaps % 64 == 0)) {
 			p->sleep_until = 0;
-			p->poll_until = e->last_done + RTO_REQ_BURST_NS;
+			p->poll_until = e->last_done + RTO_PRED_BURST_NS;
 			p->linger = 1;
 			p->prio = e->prio;
 			p->hint = &s->hint[e->key % RTO_PRED_HINTS];

@@ -2,7 +2,7 @@
 /*
  * helper_wake=predict (predict.c): when will the next call of a periodic
  * marked thread come, and how long should an idle helper poll around it?
- * Included by rto.h (struct rto_queue holds a struct rto_predict).
+ * Included by transport.h (struct rto_queue holds a struct rto_predict).
  *
  * Concurrency: helper side only: every function here takes s->lock, none
  * runs on a caller.  The lock guards the whole struct but hint[] and the
@@ -18,7 +18,9 @@
  *        are not under the lock
  *   hint[]   written by marked callers before they sleep, without a lock,
  *        read by the planner without it (wake_hint.h says why a torn or
- *        stolen word is harmless)
+ *        stolen word is harmless); rto_wake_word() and rto_wake_fits(),
+ *        its format, are pure and run on those callers (wake_hint.c);
+ *        rto_wake_hinted*() read a word without the lock
  * stats.c reads the counts under the lock, and leaves them out of its
  * report when the lock is held too long (a helper stopped for good).  The
  * struct lives on struct rto_queue's MADV_WIPEONFORK page: a forked child
@@ -36,8 +38,18 @@
 #define RTO_PRED_GAPS	      32  /* burst-to-burst gaps kept per thread */
 #define RTO_PRED_LATES	      128 /* lateness samples of timed naps kept */
 #define RTO_PRED_LATE_BUCKETS 7
-#define RTO_PRED_HINTS	      64 /* wake hints, one word per key hash (wake_hint.h) */
+#define RTO_PRED_HINTS	      64 /* wake hints, one word per key hash (below) */
 #define RTO_PRED_ARRIVES      64 /* hinted bursts' lateness samples kept */
+
+/*
+ * A marked thread's calls less than this apart (from one's return to the
+ * next one's start) are one burst of a periodic loop's cycle.  The caller
+ * decides (route.c sets RTO_RQ_BURST, request.h), by its own clock: only
+ * it knows when it got its last result, which on a VM may be long after
+ * the worker published it (a caller that slept wakes tens of microseconds
+ * later).
+ */
+#define RTO_PRED_BURST_NS 30000
 
 /* One marked thread's call pattern, keyed by a hash of its TLS address (request.h). */
 struct rto_pattern {
@@ -110,6 +122,46 @@ struct rto_predict {
 	 */
 	uint64_t hint[RTO_PRED_HINTS] __attribute__((aligned(RTO_CACHELINE)));
 };
+
+/*
+ * A hint word (wake_hint.h: a marked thread's word on when its sleep
+ * ends): the key in the top 16 bits, then a bit that says "at the
+ * latest" (a wait that an event may end sooner: the planner uses it only
+ * where it fits the loop's own period), then the low 47 bits of the end
+ * of the sleep (rto_now_ns(), CLOCK_MONOTONIC).  The reader rebuilds the
+ * full time from its own clock: ends within 19 hours either side of now
+ * come out right.
+ */
+#define RTO_WAKE_BITS	   47
+#define RTO_WAKE_MASK	   ((UINT64_C(1) << RTO_WAKE_BITS) - 1)
+#define RTO_WAKE_BOUND	   (UINT64_C(1) << RTO_WAKE_BITS) /* "at the latest" */
+#define RTO_WAKE_KEY_SHIFT 48
+
+/* bound: RTO_WAKE_BOUND for a wait that may end sooner, 0 for a sleep. */
+static inline uint64_t rto_wake_word(uint16_t key, uint64_t at, uint64_t bound)
+{
+	return (uint64_t)key << RTO_WAKE_KEY_SHIFT | bound | (at & RTO_WAKE_MASK);
+}
+
+/*
+ * 1: a sleep ending at `at` fits a word read back against a clock near
+ * now: not past, and within half the 47 bits (19 hours).  An
+ * absolute deadline on a machine up for longer than 39 hours fits too:
+ * only the distance counts.
+ */
+static inline int rto_wake_fits(uint64_t at, uint64_t now)
+{
+	return at >= now && at - now < (RTO_WAKE_MASK >> 1);
+}
+
+/*
+ * When key's announced sleep ends (may be past), or 0: no word of key's.
+ * *bound (when not NULL): 1 if the word says "at the latest".  Without a
+ * lock: a word is written whole, and the key says whose it is.
+ */
+RTO_HIDDEN uint64_t rto_wake_hinted_bound(const struct rto_predict *s, uint16_t key, uint64_t now,
+					  int *bound);
+RTO_HIDDEN uint64_t rto_wake_hinted(const struct rto_predict *s, uint16_t key, uint64_t now);
 
 enum rto_plan_kind {
 	RTO_PLAN_NONE,	/* no periodic caller (or an aperiodic one): today's helper_idle_us */

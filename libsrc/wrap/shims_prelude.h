@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the generated wrappers (shims.c) need: the libc types of calls.tbl. */
+/*
+ * What the generated wrappers (shims.c, real.c) need: the library's headers
+ * they use, each with what it gives them, and the libc types of calls.tbl.
+ */
 #ifndef RTO_SHIMS_PRELUDE_H
 #define RTO_SHIMS_PRELUDE_H
 
@@ -10,7 +13,14 @@
 #ifndef _LARGEFILE64_SOURCE
 #define _LARGEFILE64_SOURCE
 #endif
-#include "rto.h"
+#include "rto_fast.h" /* rto_direct() */
+#include "fn.h"	      /* struct rto_fn, its classes and flags */
+#include "decide.h"   /* RTO_CALL_*: the call's hints */
+#include "route.h"    /* rto_call(), rto_path_arg(), rto_range_arg() */
+#include "fdclass.h"  /* forget: and born: in calls.tbl */
+#include "callsite.h" /* faults:warn: rto_fault_watch() */
+#include "request.h"  /* RTO_ARGS_INLINE_SIZE */
+#include "async.h"    /* rto_async_wanted(), barriers */
 
 #include "real.h"	   /* rto_real_* and rto_fn_* (generated shims.h) */
 #include "async_adapt.h"   /* async:NAME in calls.tbl */

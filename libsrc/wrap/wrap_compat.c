@@ -13,6 +13,7 @@
 #include "shims_prelude.h"
 
 #include "rtoffload.h"
+#include "callsite.h"
 
 static void *old_version(const char *name)
 {

@@ -5,6 +5,7 @@
  * Every variant funnels into vdprintf or __vdprintf_chk.
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_dprintf {
 	int ret;

@@ -8,6 +8,7 @@
  * (calls.tbl "caller", route.c).
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_execl {
 	int ret;

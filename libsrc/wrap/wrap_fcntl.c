@@ -14,8 +14,10 @@
  * does: an int, a pointer or nothing, all fit (x86-64, aarch64).
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
-/* Uninstrumented: a sanitizer runtime may call these while it starts (rto.h). */
+/* Uninstrumented: a sanitizer runtime may call these while it starts (RTO_UNINSTRUMENTED,
+ * rto_base.h). */
 
 struct rto_args_fcntl {
 	int ret;

@@ -5,6 +5,7 @@
  * mqueue mount) and may create it: offloaded.
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_sem_open {
 	sem_t *ret;

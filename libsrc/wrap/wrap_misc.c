@@ -2,6 +2,7 @@
 /* mremap() and the syslog family: variadic or va_list, so written by hand. */
 #include "shims_prelude.h"
 #include "rto_malloc.h"
+#include "callsite.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* open() and openat(): variadic, so shim-gen leaves them to us. */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_open {
 	int ret;

@@ -7,6 +7,7 @@
  * vsnprintf on the realtime side.
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_printf {
 	int ret;

@@ -5,6 +5,7 @@
  * frame (see wrap_printf.c).  The stream's lock is lent like fgets's.
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 /*
  * <stdio.h> renames fscanf to __isoc99_fscanf (and so on) in C99 mode:

@@ -22,7 +22,7 @@
 /*
  * Uninstrumented, and not armed straight to libc: a sanitizer runtime sets
  * its own alternate stack while it starts, before it can run instrumented
- * code (rto.h).
+ * code (RTO_UNINSTRUMENTED, rto_base.h).
  */
 RTO_EXPORT RTO_UNINSTRUMENTED int sigaltstack(const stack_t *ss, stack_t *old)
 {

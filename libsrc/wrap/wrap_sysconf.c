@@ -7,8 +7,10 @@
  * sysdeps/unix/sysv/linux/sysconf.c and posix/sysconf.c.
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
-/* Uninstrumented: a sanitizer runtime calls sysconf() while it starts (rto.h). */
+/* Uninstrumented: a sanitizer runtime calls sysconf() while it starts (RTO_UNINSTRUMENTED,
+ * rto_base.h). */
 
 struct rto_args_sysconf {
 	long ret;

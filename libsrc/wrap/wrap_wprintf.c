@@ -4,6 +4,7 @@
  * va_list into the waiting caller's frame (see wrap_printf.c).
  */
 #include "shims_prelude.h"
+#include "callsite.h"
 
 struct rto_args_wprintf {
 	int ret;

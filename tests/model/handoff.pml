@@ -198,7 +198,7 @@ inline wake_worker()
 
 /*
  * kick(r): WAITING/KICKED -> KICKING by compare-and-swap, tgkill the
- * worker found in q->running (rto_helper_running), -> KICKED.  s is the
+ * worker found in q->running (transport.c's worker_running), -> KICKED.  s is the
  * state the caller just loaded (wait_loop's or abandon's look, the same
  * load as kick's own), not DONE; s is the state again afterwards.
  */
@@ -216,7 +216,7 @@ inline kick()
 	if
 	:: t ->
 #endif
-		/* rto_helper_running() and rto_signal_kick(): the workers' rows, then tgkill */
+		/* worker_running() and rto_signal_kick(): the workers' rows, then tgkill */
 		atomic {
 			if
 			:: running[0] == c + 1 -> t = 0

@@ -52,7 +52,7 @@ static uint64_t cycle_start(unsigned k)
 
 /*
  * Cycle k: `calls` calls, each LATE_NEXT after the previous one's publish
- * (far more than RTO_REQ_BURST_NS), the first one flagged a burst.
+ * (far more than RTO_PRED_BURST_NS), the first one flagged a burst.
  * Returns when the last one was published.
  */
 static uint64_t cycle(unsigned k, unsigned calls)
@@ -109,7 +109,7 @@ Test(predict, polls_for_the_rest_of_a_burst)
 	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 1);
 	cr_assert_eq(p.sleep_until, 0, "no nap inside a burst");
-	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_REQ_BURST_NS);
+	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_PRED_BURST_NS);
 	(void)end;
 }
 
@@ -207,7 +207,7 @@ Test(predict, a_jittered_loop_that_announces_its_sleep_gets_its_window_at_the_wa
 
 	/* The same loop without its word (after waiting for it): the period's jitter. */
 	pred.hint[KEY % RTO_PRED_HINTS] = 0;
-	cr_assert_eq(rto_predict_plan(&pred, end + RTO_REQ_BURST_NS + 1000, &p), RTO_PLAN_POLL);
+	cr_assert_eq(rto_predict_plan(&pred, end + RTO_PRED_BURST_NS + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(pred.plan_hinted, 0);
 	cr_assert_gt(p.poll_until - p.sleep_until, PERIOD / 4, "%lu",
 		     (unsigned long)(p.poll_until - p.sleep_until));
@@ -243,7 +243,7 @@ Test(predict, after_a_hinted_burst_the_helper_waits_for_the_next_word)
 	cr_assert_eq(rto_predict_plan(&pred, t0 + CALL_NS + 1000, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 1, "polling, not a window");
 	cr_assert_eq(p.sleep_until, 0);
-	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_REQ_BURST_NS);
+	cr_assert_eq(p.poll_until, t0 + CALL_NS + RTO_PRED_BURST_NS);
 	cr_assert_eq(p.hint, &pred.hint[KEY % RTO_PRED_HINTS], "watching the thread's word");
 	cr_assert_eq(p.hint_was, rto_wake_word(KEY, next, 0));
 
@@ -345,7 +345,7 @@ Test(predict, a_loop_that_computes_before_it_sleeps_is_not_waited_for)
 		rto_predict_served(&pred, KEY, t0, 1, done, 0);
 		cr_assert_eq(rto_predict_plan(&pred, done + 1000, &p), RTO_PLAN_POLL);
 		cr_assert_eq(p.linger, 1, "cycle %d: waiting for its word", k);
-		rto_predict_plan(&pred, done + RTO_REQ_BURST_NS + 1000, &p); /* the wait is over */
+		rto_predict_plan(&pred, done + RTO_PRED_BURST_NS + 1000, &p); /* the wait is over */
 		next += PERIOD;
 		hint(KEY, next); /* the word, late */
 	}
@@ -448,7 +448,7 @@ Test(predict, a_fast_loop_as_late_as_the_machine_s_own_wake_ups_keeps_its_window
 	for (unsigned k = 0; k < RTO_PRED_LATES; k++)
 		rto_predict_woke(&pred, T_BASE, T_BASE + ARRIVE_LATE, 1, 1);
 	cr_assert_eq(pred.overshoot_ns, ARRIVE_LATE);
-	/* Past the late burst's tail (RTO_REQ_BURST_NS after its publish), before the wake. */
+	/* Past the late burst's tail (RTO_PRED_BURST_NS after its publish), before the wake. */
 	cr_assert_eq(rto_predict_plan(&pred, w - period / 4, &p), RTO_PLAN_POLL);
 	cr_assert_eq(p.linger, 0);
 	cr_assert_eq(pred.plan_hinted, 1);

@@ -2,13 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Which compilation units of the library lie on call cycles.
 
-  call_cycles.py OBJDIR... [--max N] [--allow A:B ...] [--layers LIBSRC]
+  call_cycles.py OBJDIR... [--max N] [--external S ...] [--layers LIBSRC]
 
 Reads the library's object files under each OBJDIR (nm), draws an edge from a unit to every
 unit that defines a symbol it uses, and prints the strongly connected
-components of more than one unit.  --allow A:B drops the edges between
-units A and B (a documented hand-off, such as helper <-> transport).
---external S: the unit's use of S binds elsewhere at run time (under
+components of more than one unit.  --external S: the unit's use of S binds elsewhere at run time (under
 ThreadSanitizer rto_mutex_lock() calls pthread_mutex_lock through the PLT,
 where TSan's interceptor comes first: not our wrapper of that name).  Exits
 1 when more than N units lie on cycles.
@@ -20,9 +18,11 @@ units may call ("-": none), and each "Except: A -> B" line one call of
 unit A to unit B outside them, kept for a reason said beside it.  Exits 1
 when a unit is in no folder, when folders allow each other in a circle,
 or when a unit calls into a folder its own does not allow: a lower folder
-never calls a higher one.
+never calls a higher one.  A call of a static inline function leaves no
+symbol for nm: those are found in the sources, each .c and .h file of a
+folder against the inline functions of the other folders' headers.
 """
-import argparse, collections, os, subprocess, sys
+import argparse, collections, os, re, subprocess, sys
 
 
 def symbols(obj):
@@ -140,8 +140,43 @@ def check_layers(libsrc, info, owner):
             up[v].append(s)
         bad += [f"{folder[u]}/{u} calls {folder[v]}/{v} ({' '.join(sorted(s))}): "
                 f"{folder[u]}/README does not allow {folder[v]}" for v, s in sorted(up.items())]
+    bad += inline_calls(libsrc, may)
     for a, b in sorted(excepts - used):
         print(f"  note: Except: {a} -> {b}: no such call now (the line can go)")
+    return bad
+
+
+def code_of(path):
+    """The C text of path without its comments and string literals."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def inline_calls(libsrc, may):
+    """Calls of another folder's static inline functions that its May call does not allow."""
+    files = {f: sorted(os.path.join(libsrc, f, n) for n in os.listdir(os.path.join(libsrc, f))
+                       if n.endswith((".c", ".h"))) for f in may}
+    inline = {}  # name -> (folder, header)
+    attr = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+    for f, paths in files.items():
+        for p in paths:
+            if p.endswith(".h"):
+                code = attr.sub(" ", code_of(p))
+                for name in re.findall(r"static\s+inline\b[^;{(]*?\b(\w+)\s*\(", code):
+                    inline[name] = (f, os.path.basename(p))
+    if not inline:
+        return []
+    call = re.compile(r"\b(" + "|".join(sorted(inline)) + r")\s*\(")
+    bad = []
+    for f, paths in files.items():
+        for p in paths:
+            up = sorted({n for n in call.findall(code_of(p))
+                         if inline[n][0] != f and inline[n][0] not in may[f]})
+            bad += [f"{f}/{os.path.basename(p)} calls {inline[n][0]}/{inline[n][1]}'s inline "
+                    f"{n}(): {f}/README does not allow {inline[n][0]}" for n in up]
     return bad
 
 
@@ -149,7 +184,6 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("objdir", nargs="+")
     ap.add_argument("--max", type=int, default=None)
-    ap.add_argument("--allow", action="append", default=[])
     ap.add_argument("--external", action="append", default=[],
                     help="a symbol that binds outside the library at run time")
     ap.add_argument("--layers", metavar="LIBSRC",
@@ -161,13 +195,12 @@ def main():
         sys.exit(f"call_cycles: no objects under {' '.join(a.objdir)}")
     info = {unit(o): symbols(o) for o in objs}
     owner = {s: u for u, (d, _) in info.items() for s in d}
-    allowed = {tuple(sorted(p.split(":"))) for p in a.allow}
     graph = collections.defaultdict(set)
     for u, (_, used) in info.items():
         graph[u]
         for s in used:
             v = None if s in a.external else owner.get(s)
-            if v and v != u and tuple(sorted((u, v))) not in allowed:
+            if v and v != u:
                 graph[u].add(v)
     cycles = [c for c in sccs(graph) if len(c) > 1]
     on_cycles = sum(len(c) for c in cycles)
