@@ -249,7 +249,6 @@ int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
 
 /* ---- what runs on the helpers' CPUs (the watchdog: /proc) ------------------------- */
 
-static cpu_set_t helper_cpus;		 /* set before the watchdog starts */
 static struct rto_stall_remedies remedy; /* likewise */
 static pid_t watchdog_tid;		 /* the watchdog's own, left out of what it sees */
 
@@ -442,7 +441,7 @@ static int shown_cpus(int *cpu)
 	int ncpu = 0;
 
 	for (int c = 0; c < CPU_SETSIZE && ncpu < CPUS_SHOWN; c++)
-		if (CPU_ISSET(c, &helper_cpus))
+		if (CPU_ISSET(c, &rto_q->cpus))
 			cpu[ncpu++] = c;
 	return ncpu;
 }
@@ -557,7 +556,7 @@ static void put_steal(struct line *l, int caller_cpu)
 	int cpu[CPUS_SHOWN + 1], ncpu = shown_cpus(cpu), any = 0;
 	uint64_t since = steal_look(), now = steal_at;
 
-	if (caller_cpu >= 0 && caller_cpu < CPU_SETSIZE && !CPU_ISSET(caller_cpu, &helper_cpus))
+	if (caller_cpu >= 0 && caller_cpu < CPU_SETSIZE && !CPU_ISSET(caller_cpu, &rto_q->cpus))
 		cpu[ncpu++] = caller_cpu;
 	for (int i = 0; i < ncpu; i++)
 		any |= steal_ns[cpu[i]] != 0;
@@ -904,7 +903,7 @@ static void move_starved(const struct rto_queue *q)
 {
 	int cpu;
 
-	if (CPU_COUNT(&helper_cpus) < 2)
+	if (CPU_COUNT(&q->cpus) < 2)
 		return;
 	for (int i = 0; i < RTO_WORKERS_MAX; i++) {
 		const struct rto_running *w = &q->running[i];
@@ -978,7 +977,7 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r)
+void rto_stall_start(const struct rto_stall_remedies *r)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
@@ -990,7 +989,6 @@ void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r)
 	if (d && d[0] == 8 * sizeof(pid_t) && d[1] == 1 &&
 	    *(const pid_t *)((const char *)pthread_self() + d[2]) == rto_syscall(SYS_gettid))
 		tid_offset = d[2];
-	helper_cpus = *cpus;
 	remedy = *r;
 	memset(said, 0, sizeof(said));
 	memset(quiet, 0, sizeof(quiet));
@@ -1012,7 +1010,7 @@ void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r)
 	cpu_set_t any;
 	CPU_ZERO(&any);
 	for (int c = 0; c < CPU_SETSIZE && c < rto_real_sysconf(_SC_NPROCESSORS_ONLN); c++)
-		if (!CPU_ISSET(c, cpus))
+		if (!CPU_ISSET(c, &rto_q->cpus))
 			CPU_SET(c, &any);
 	if (CPU_COUNT(&any) == 0)
 		for (int c = 0; c < CPU_SETSIZE && c < rto_real_sysconf(_SC_NPROCESSORS_ONLN); c++)

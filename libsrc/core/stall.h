@@ -34,8 +34,8 @@ struct rto_stall_remedies {
 	int (*grow)(void);		     /* one more worker (0), up to workers_max */
 	int (*move_off)(pid_t tid, int cpu); /* worker tid off cpu, another task holds it (0) */
 };
-/* Start the watchdog with the helpers (init.c); cpus: the helpers'. */
-RTO_HIDDEN void rto_stall_start(const cpu_set_t *cpus, const struct rto_stall_remedies *r);
+/* Start the watchdog with the helpers (init.c): their CPUs are the queue's (rto_q->cpus). */
+RTO_HIDDEN void rto_stall_start(const struct rto_stall_remedies *r);
 
 /* The statistics' figures (stats.c, live.c). */
 struct rto_stall_counts {

@@ -56,7 +56,7 @@ static void helpers_started(const cpu_set_t *cpus, unsigned workers)
 	static const struct rto_stall_remedies remedies = {rto_helpers_grow, rto_helpers_move_off};
 
 	rto_live_start(cpus, workers);
-	rto_stall_start(cpus, &remedies);
+	rto_stall_start(&remedies);
 }
 
 /*
