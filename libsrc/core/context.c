@@ -5,7 +5,9 @@
  * glibc not broadcasting them), capabilities dropped with capset, a
  * Landlock domain, a seccomp filter without TSYNC, a namespace joined with
  * setns, unshare(CLONE_FS/CLONE_FILES/CLONE_NEW*), the I/O priority, the
- * NUMA memory policy, LSM attributes written to /proc/thread-self/attr.
+ * NUMA memory policy, LSM attributes written to /proc/thread-self/attr,
+ * keyrings (a thread, process or session keyring it installed, a session
+ * keyring it joined, its request_key default or authority).
  * A helper has the process's, not the thread's: offloaded, an open that
  * the thread may not make would succeed on the helper (root), and a call
  * would land in another cwd, namespace or descriptor table.  Carrying each
@@ -30,6 +32,7 @@
 #include "real.h"
 
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <string.h>
@@ -72,6 +75,8 @@ static const char *why_text(unsigned why)
 		return "set its own memory policy";
 	case RTO_CTX_LSM:
 		return "set its own LSM attributes";
+	case RTO_CTX_KEYS:
+		return "has keyrings of its own";
 	}
 	return "changed its kernel context";
 }
@@ -111,6 +116,53 @@ static int caps_own(void)
 	if (raw(SYS_capget, (long)&h, (long)proc) != 0)
 		return 1; /* cannot tell: not as wide as the helpers, maybe */
 	return memcmp(mine, proc, sizeof(mine)) != 0;
+}
+
+/*
+ * The keyrings are the thread's credentials (struct cred): a thread
+ * keyring is its own, and a process or session keyring that a thread
+ * installs, the session keyring it joins, its request_key default and an
+ * authority it assumes are in its credentials only, not in those of the
+ * helpers (threads share credentials only when started after a change).
+ * A key found, read or changed through them, or a file system's key
+ * (fscrypt, NFS, CIFS) looked up for a call, would differ on a helper.
+ * So: a call that names the thread's, the process's or the session's
+ * keyring where the kernel creates it when missing, or that replaces one.
+ */
+static int own_keyring(long arg)
+{
+	int id = (int)arg; /* a key_serial_t: the kernel reads 32 bits (syscall()'s varargs) */
+
+	return id == KEY_SPEC_THREAD_KEYRING || id == KEY_SPEC_PROCESS_KEYRING ||
+	       id == KEY_SPEC_SESSION_KEYRING;
+}
+
+static int keyrings_changed(long nr, const long *a)
+{
+	if (nr == SYS_add_key)
+		return own_keyring(a[4]); /* add_key(type, description, payload, plen, keyring) */
+	if (nr == SYS_request_key)
+		return own_keyring(a[3]); /* request_key(type, description, info, dest_keyring) */
+	switch ((int)a[0]) {		  /* keyctl(operation, ...) */
+	case KEYCTL_JOIN_SESSION_KEYRING:
+	case KEYCTL_SET_REQKEY_KEYRING:
+	case KEYCTL_ASSUME_AUTHORITY:
+		return 1;
+	case KEYCTL_GET_KEYRING_ID: /* (id, create) */
+		return (int)a[2] && own_keyring(a[1]);
+	case KEYCTL_LINK:	    /* (key, keyring) */
+	case KEYCTL_GET_PERSISTENT: /* (uid, keyring) */
+		return own_keyring(a[2]);
+	case KEYCTL_NEGATE: /* (key, timeout, keyring) */
+	case KEYCTL_MOVE:   /* (key, from, to, flags) */
+		return own_keyring(a[3]);
+	case KEYCTL_SEARCH:	     /* (keyring, type, description, dest_keyring) */
+	case KEYCTL_INSTANTIATE:     /* (key, payload, plen, keyring) */
+	case KEYCTL_INSTANTIATE_IOV: /* (key, iov, ioc, keyring) */
+	case KEYCTL_REJECT:	     /* (key, timeout, error, keyring) */
+		return own_keyring(a[4]);
+	}
+	return 0;
 }
 
 void rto_ctx_after_syscall(long nr, const long *a, long ret)
@@ -157,6 +209,12 @@ void rto_ctx_after_syscall(long nr, const long *a, long ret)
 		if ((a[0] & MPOL_MODE_MASK) != MPOL_DEFAULT)
 			rto_ctx_set(RTO_CTX_MEMPOLICY);
 		break;
+	case SYS_add_key:
+	case SYS_request_key:
+	case SYS_keyctl:
+		if (keyrings_changed(nr, a))
+			rto_ctx_set(RTO_CTX_KEYS);
+		break;
 	}
 }
 
@@ -170,6 +228,8 @@ void rto_ctx_check_at_mark(void)
 		rto_ctx_set(RTO_CTX_FSIDS);
 	if (raw(SYS_gettid, 0, 0) != raw(SYS_getpid, 0, 0) && caps_own())
 		rto_ctx_set(RTO_CTX_CAPS);
+	if (raw(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_THREAD_KEYRING) >= 0) /* no create */
+		rto_ctx_set(RTO_CTX_KEYS);
 }
 
 /* ---- the wrappers: libc's call, then what it changed ----------------------------- */

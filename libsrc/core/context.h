@@ -26,6 +26,7 @@ enum rto_ctx {
 	RTO_CTX_IOPRIO = 1 << 6,    /* ioprio_set: its own I/O priority */
 	RTO_CTX_MEMPOLICY = 1 << 7, /* set_mempolicy: its own NUMA memory policy */
 	RTO_CTX_LSM = 1 << 8,	    /* /proc/thread-self/attr written: LSM attributes */
+	RTO_CTX_KEYS = 1 << 9,	    /* add_key, request_key, keyctl: keyrings of its own */
 };
 
 /* The thread has (or no longer has) this reason: said once per thread and reason. */

@@ -3,7 +3,8 @@
  * syscall(): the way programs make the system calls glibc has no function
  * for, among them those that give the calling thread a kernel context of
  * its own: seccomp without TSYNC, landlock_restrict_self, ioprio_set,
- * set_mempolicy, and the raw forms of setfsuid, capset, unshare, setns.
+ * set_mempolicy, the keyrings' add_key, request_key and keyctl, and the
+ * raw forms of setfsuid, capset, unshare, setns.
  * After such a call succeeds the thread runs its calls itself
  * (context.c); a filter installed with TSYNC covers the helpers too.
  *
@@ -23,35 +24,19 @@
 #include <stdarg.h>
 #include <sys/syscall.h>
 
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
-
-/* One of the calls context.c looks at: a switch, no call, for the others. */
+/*
+ * One of the calls context.c looks at: syscalls.tbl's "ctx" rows, and the
+ * seccomp filters that a trapped instruction does not install here
+ * (syscalls.tbl: the witnesses rely on it).  Two loads, no call, for the
+ * others.
+ */
 static inline int may_change_context(long nr)
 {
-	switch (nr) {
-	case SYS_seccomp:
-	case SYS_prctl:
-	case SYS_setfsuid:
-	case SYS_setfsgid:
-	case SYS_capset:
-	case SYS_landlock_restrict_self:
-	case SYS_setns:
-	case SYS_unshare:
-	case SYS_ioprio_set:
-	case SYS_set_mempolicy:
+	if (nr == SYS_seccomp || nr == SYS_prctl)
 		return 1;
-	}
-	return 0;
+	return nr >= 0 && nr < RTO_SYSENT_COUNT && (rto_sysent[nr].flags & RTO_SYS_CTX);
 }
 
-/*
- * The caller passed as many arguments as its system call takes, and we
- * read six, as glibc's own syscall() does in assembly: the extra reads
- * land in the caller's frame, which AddressSanitizer would call an
- * underflow.  Not instrumented for that reason only.
- */
 RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 {
 	long a[6];

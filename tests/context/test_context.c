@@ -20,7 +20,13 @@
  *  - a single-threaded program dropping root while keeping a capability
  *    (setpriv's way): glibc's set*id broadcast finds the helpers alike;
  *  - ioprio_set and set_mempolicy (their effect on an offloaded call cannot
- *    be observed directly): the thread's calls run on it from then on.
+ *    be observed directly): the thread's calls run on it from then on;
+ *  - keyrings (stress-ng's key stressor under mark=all): a key in a session
+ *    keyring the thread joined is read by its keyctl, wrapped and trapped
+ *    (a helper does not possess it: EACCES); a key it adds to its thread
+ *    keyring while marked is in its own thread keyring afterwards, and its
+ *    calls run on it from then on, as they do when it made its thread
+ *    keyring before its mark.
  * Each runs on a thread of its own, which ends with its changed context.
  */
 #include "harness.h"
@@ -29,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <linux/landlock.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -55,6 +62,19 @@ static long raw1(long nr, long a0)
 {
 	long ret;
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a0) : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* ... with up to five arguments. */
+static long raw5(long nr, long a0, long a1, long a2, long a3, long a4)
+{
+	long ret;
+	register long r10 __asm__("r10") = a3;
+	register long r8 __asm__("r8") = a4;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
 	return ret;
 }
 
@@ -472,4 +492,142 @@ Test(context, ioprio_set_keeps_the_threads_calls_on_it)
 Test(context, set_mempolicy_keeps_the_threads_calls_on_it)
 {
 	runs_local_after(mempolicy_job, "set_mempolicy");
+}
+
+/* ---- keyrings --------------------------------------------------------------------- */
+
+/*
+ * A user key's payload is readable by its possessor only (the kernel's
+ * default permissions for add_key): a thread possesses the keys of its
+ * own thread, process and session keyrings, which are its credentials.
+ */
+#define KEY_TEXT "payload"
+
+struct key_case {
+	int mark;	      /* mark the thread after its keyring is made */
+	long key;	      /* the key made before the mark */
+	long wrapped, raw;    /* KEYCTL_READ's results, through syscall() and trapped */
+	int wrapped_err;      /* syscall()'s errno */
+	char text[2][16];     /* what each read */
+	long found;	      /* KEYCTL_SEARCH of its thread keyring after the unmark */
+	uint64_t offloaded;   /* offloaded calls of the thread after its key calls */
+	struct ctx_case file; /* the open that counts them */
+};
+
+/* Before its mark, behind every wrapper: a session keyring of its own, a key in it. */
+static void joined_keyring_job(void *arg)
+{
+	struct key_case *k = arg;
+
+	if (raw5(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) < 0) {
+		k->key = -2;
+		return;
+	}
+	k->key = raw5(SYS_add_key, (long)"user", (long)"rto-joined", (long)KEY_TEXT,
+		      (long)strlen(KEY_TEXT), KEY_SPEC_SESSION_KEYRING);
+	if (k->key < 0 || (k->mark && rt_offload_mark_thread() != 0))
+		return;
+	errno = 0;
+	k->wrapped = syscall(SYS_keyctl, KEYCTL_READ, k->key, k->text[0], sizeof(k->text[0]) - 1);
+	k->wrapped_err = errno;
+	k->raw = raw5(SYS_keyctl, KEYCTL_READ, k->key, (long)k->text[1], sizeof(k->text[1]) - 1, 0);
+	if (k->mark)
+		rt_offload_unmark_thread();
+	raw5(SYS_keyctl, KEYCTL_INVALIDATE, k->key, 0, 0, 0);
+}
+
+Test(context, a_key_of_a_session_keyring_joined_is_read_by_the_thread)
+{
+	struct key_case k = {.mark = 1}, u = {.mark = 0};
+
+	start_helpers();
+	run_unmarked(joined_keyring_job, &u);
+	/* Every kernel this project supports has keyrings (CONFIG_KEYS), as Debian's do. */
+	cr_assert_geq(u.key, 0, "add_key to a joined session keyring: %s", strerror((int)-u.key));
+	cr_expect_eq(u.wrapped, (long)strlen(KEY_TEXT), "unmarked: %ld (errno %d)", u.wrapped,
+		     u.wrapped_err);
+	run_unmarked(joined_keyring_job, &k);
+	cr_assert_geq(k.key, 0, "add_key: %s", strerror((int)-k.key));
+	cr_expect_eq(k.wrapped, (long)strlen(KEY_TEXT),
+		     "marked, syscall(SYS_keyctl, KEYCTL_READ): %ld, errno %d (a helper does not "
+		     "possess the thread's keys)",
+		     k.wrapped, k.wrapped_err);
+	cr_expect_str_eq(k.text[0], KEY_TEXT);
+	cr_expect_eq(k.raw, (long)strlen(KEY_TEXT), "marked, trapped KEYCTL_READ: %ld", k.raw);
+	cr_expect_str_eq(k.text[1], KEY_TEXT);
+}
+
+/* Marked: a key added to its thread keyring, then a file opened (counted), then unmarked. */
+static void thread_keyring_job(void *arg)
+{
+	struct key_case *k = arg;
+
+	if (rt_offload_mark_thread() != 0) {
+		k->key = -3;
+		return;
+	}
+	k->key = syscall(SYS_add_key, "user", "rto-thread", KEY_TEXT, strlen(KEY_TEXT),
+			 KEY_SPEC_THREAD_KEYRING);
+	uint64_t before = offloaded_now();
+	open_file(&k->file);
+	k->offloaded = offloaded_now() - before;
+	rt_offload_unmark_thread();
+	k->found = raw5(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_THREAD_KEYRING, (long)"user",
+			(long)"rto-thread", 0);
+}
+
+Test(context, a_key_added_while_marked_is_in_the_threads_own_keyring)
+{
+	struct key_case k = {0};
+
+	tmp_make(k.file.dir);
+	path_join(k.file.file, k.file.dir, "f");
+	write_file(k.file.file, "x\n");
+	start_helpers();
+	run_unmarked(thread_keyring_job, &k);
+	cr_assert_neq(k.key, -3, "rt_offload_mark_thread failed");
+	cr_assert_geq(k.key, 0, "add_key to the thread keyring: %s", strerror(errno));
+	cr_expect_eq(k.found, k.key,
+		     "the thread's own keyring after the unmark: KEYCTL_SEARCH %ld, the key %ld "
+		     "(added to a helper's thread keyring)",
+		     k.found, k.key);
+	cr_expect_geq(k.file.fd, 0, "open: errno %d", k.file.err);
+	cr_expect_eq(
+		k.offloaded, 0,
+		"with a thread keyring of its own, %lu calls were offloaded: they ran without it",
+		(unsigned long)k.offloaded);
+	tmp_remove(k.file.dir);
+}
+
+/* Its thread keyring made before the mark, behind every wrapper: the mark sees it. */
+static void keyring_before_mark_job(void *arg)
+{
+	struct key_case *k = arg;
+
+	k->key = raw5(SYS_add_key, (long)"user", (long)"rto-before", (long)KEY_TEXT,
+		      (long)strlen(KEY_TEXT), KEY_SPEC_THREAD_KEYRING);
+	if (k->key < 0 || rt_offload_mark_thread() != 0)
+		return;
+	uint64_t before = offloaded_now();
+	open_file(&k->file);
+	k->offloaded = offloaded_now() - before;
+	rt_offload_unmark_thread();
+}
+
+Test(context, a_thread_keyring_made_before_the_mark_is_seen_at_the_mark)
+{
+	struct key_case k = {0};
+
+	tmp_make(k.file.dir);
+	path_join(k.file.file, k.file.dir, "f");
+	write_file(k.file.file, "x\n");
+	start_helpers();
+	run_unmarked(keyring_before_mark_job, &k);
+	cr_assert_geq(k.key, 0, "add_key to the thread keyring: %s", strerror((int)-k.key));
+	cr_expect_geq(k.file.fd, 0, "open: errno %d", k.file.err);
+	cr_expect_eq(
+		k.offloaded, 0,
+		"with a thread keyring of its own, %lu calls were offloaded: they ran without it",
+		(unsigned long)k.offloaded);
+	tmp_remove(k.file.dir);
 }

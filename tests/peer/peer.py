@@ -55,10 +55,19 @@ pthread mmap mmapfork mmapfixed malloc prctl landlock cap ioprio
 schedpolicy unshare seccomp usersyscall
 """.split()
 
+# The classes --full adds to STRESS_PROCESS, whole.
+STRESS_CLASSES = ["filesystem", "memory", "network", "scheduler", "interrupt", "io", "os"]
+
 # Left out of --full: the "resources" stressor (memory class) exhausts what
 # the machine has, the disk included: every other process on it gets
-# ENOSPC while it runs (CPython's tests beside it did).
-STRESS_EXCLUDE = {"resources"}
+# ENOSPC while it runs (CPython's tests beside it did).  The others act on
+# the machine rather than the process: they take CPUs or memory offline,
+# swap, arm the watchdog, hold realtime CPUs until the soft-lockup
+# detector fires, try reboot(2), or issue ioctls to every device and PCI
+# function; a plain run of them would harm the machine as much.
+STRESS_EXCLUDE = {"resources", "cpu-online", "memhotplug", "swap", "watchdog",
+                  "softlockup", "reboot", "dev", "bad-ioctl", "pci", "rawdev",
+                  "loop", "plugin"}
 
 # CPython's test files closest to the process model: processes, signals,
 # threads, descriptors, files, terminals, sockets on loopback.
@@ -77,11 +86,12 @@ test_sched test_time test_sysconfig test_sys test_gc
 # after --timeout; vsock is no loopback either).
 CPYTHON_IGNORE = ["*ThreadedVSOCKSocketStreamTest*"]
 
-# The fast subset (ctest, label "peer"): every case issue 28 found a
-# defect with, under the options it was found with, and quick stressors
-# of the process model.  A few seconds each.
+# The fast subset (ctest, label "peer"): every case differential testing
+# found a defect with (issue 28's, and "key" since), under the options it
+# was found with, and quick stressors of the process model.  A few
+# seconds each.
 FAST_STRESS = ["vm-rw", "vm-segv", "prctl", "landlock", "clone", "fork",
-               "vfork", "exec", "bad-altstack", "signest"]
+               "vfork", "exec", "bad-altstack", "signest", "key"]
 FAST_CPYTHON = [
     # the child's sigaltstack() (test_stack_overflow) and the other fatal
     # signals a child reports; the *_later tests only sleep (12 s)
@@ -361,7 +371,7 @@ def plan(a):
             names = a.stressors
         elif a.full:
             names = list(STRESS_PROCESS)
-            for cls in ("filesystem", "memory"):
+            for cls in STRESS_CLASSES:
                 out = subprocess.run(["stress-ng", "--class", cls + "?"],
                                      capture_output=True, text=True).stdout
                 out += subprocess.run(["stress-ng", "--class", cls + "?"],
