@@ -557,6 +557,35 @@ Test(context, a_key_of_a_session_keyring_joined_is_read_by_the_thread)
 	cr_expect_str_eq(k.text[1], KEY_TEXT);
 }
 
+/* The thread's open of its file, and how many calls it offloaded meanwhile. */
+static void open_counted(struct key_case *k)
+{
+	uint64_t before = offloaded_now();
+	open_file(&k->file);
+	k->offloaded = offloaded_now() - before;
+}
+
+/* job on a thread of its own, which marks itself, with a file to open. */
+static void run_with_a_file(job_fn job, struct key_case *k)
+{
+	tmp_make(k->file.dir);
+	path_join(k->file.file, k->file.dir, "f");
+	write_file(k->file.file, "x\n");
+	start_helpers();
+	run_unmarked(job, k);
+}
+
+/* With a keyring of its own, its open ran on it. */
+static void expect_its_calls_ran_on_it(struct key_case *k)
+{
+	cr_expect_geq(k->file.fd, 0, "open: errno %d", k->file.err);
+	cr_expect_eq(
+		k->offloaded, 0,
+		"with a thread keyring of its own, %lu calls were offloaded: they ran without it",
+		(unsigned long)k->offloaded);
+	tmp_remove(k->file.dir);
+}
+
 /* Marked: a key added to its thread keyring, then a file opened (counted), then unmarked. */
 static void thread_keyring_job(void *arg)
 {
@@ -568,9 +597,7 @@ static void thread_keyring_job(void *arg)
 	}
 	k->key = syscall(SYS_add_key, "user", "rto-thread", KEY_TEXT, strlen(KEY_TEXT),
 			 KEY_SPEC_THREAD_KEYRING);
-	uint64_t before = offloaded_now();
-	open_file(&k->file);
-	k->offloaded = offloaded_now() - before;
+	open_counted(k);
 	rt_offload_unmark_thread();
 	k->found = raw5(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_THREAD_KEYRING, (long)"user",
 			(long)"rto-thread", 0);
@@ -580,23 +607,14 @@ Test(context, a_key_added_while_marked_is_in_the_threads_own_keyring)
 {
 	struct key_case k = {0};
 
-	tmp_make(k.file.dir);
-	path_join(k.file.file, k.file.dir, "f");
-	write_file(k.file.file, "x\n");
-	start_helpers();
-	run_unmarked(thread_keyring_job, &k);
+	run_with_a_file(thread_keyring_job, &k);
 	cr_assert_neq(k.key, -3, "rt_offload_mark_thread failed");
 	cr_assert_geq(k.key, 0, "add_key to the thread keyring: %s", strerror(errno));
 	cr_expect_eq(k.found, k.key,
 		     "the thread's own keyring after the unmark: KEYCTL_SEARCH %ld, the key %ld "
 		     "(added to a helper's thread keyring)",
 		     k.found, k.key);
-	cr_expect_geq(k.file.fd, 0, "open: errno %d", k.file.err);
-	cr_expect_eq(
-		k.offloaded, 0,
-		"with a thread keyring of its own, %lu calls were offloaded: they ran without it",
-		(unsigned long)k.offloaded);
-	tmp_remove(k.file.dir);
+	expect_its_calls_ran_on_it(&k);
 }
 
 /* Its thread keyring made before the mark, behind every wrapper: the mark sees it. */
@@ -608,9 +626,7 @@ static void keyring_before_mark_job(void *arg)
 		      (long)strlen(KEY_TEXT), KEY_SPEC_THREAD_KEYRING);
 	if (k->key < 0 || rt_offload_mark_thread() != 0)
 		return;
-	uint64_t before = offloaded_now();
-	open_file(&k->file);
-	k->offloaded = offloaded_now() - before;
+	open_counted(k);
 	rt_offload_unmark_thread();
 }
 
@@ -618,16 +634,7 @@ Test(context, a_thread_keyring_made_before_the_mark_is_seen_at_the_mark)
 {
 	struct key_case k = {0};
 
-	tmp_make(k.file.dir);
-	path_join(k.file.file, k.file.dir, "f");
-	write_file(k.file.file, "x\n");
-	start_helpers();
-	run_unmarked(keyring_before_mark_job, &k);
+	run_with_a_file(keyring_before_mark_job, &k);
 	cr_assert_geq(k.key, 0, "add_key to the thread keyring: %s", strerror((int)-k.key));
-	cr_expect_geq(k.file.fd, 0, "open: errno %d", k.file.err);
-	cr_expect_eq(
-		k.offloaded, 0,
-		"with a thread keyring of its own, %lu calls were offloaded: they ran without it",
-		(unsigned long)k.offloaded);
-	tmp_remove(k.file.dir);
+	expect_its_calls_ran_on_it(&k);
 }
