@@ -249,7 +249,7 @@ int rto_stall_next(unsigned *pos, struct rto_stall_row *row)
 
 /* ---- what runs on the helpers' CPUs (the watchdog: /proc) ------------------------- */
 
-static struct rto_stall_remedies remedy; /* likewise */
+static struct rto_stall_remedies remedy; /* set before the watchdog starts */
 static pid_t watchdog_tid;		 /* the watchdog's own, left out of what it sees */
 
 struct task {
