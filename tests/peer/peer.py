@@ -372,10 +372,9 @@ def plan(a):
         elif a.full:
             names = list(STRESS_PROCESS)
             for cls in STRESS_CLASSES:
-                out = subprocess.run(["stress-ng", "--class", cls + "?"],
-                                     capture_output=True, text=True).stdout
-                out += subprocess.run(["stress-ng", "--class", cls + "?"],
-                                      capture_output=True, text=True).stderr
+                r = subprocess.run(["stress-ng", "--class", cls + "?"],
+                                   capture_output=True, text=True)
+                out = r.stdout + r.stderr  # the list is on one or the other
                 m = re.search(r"stressors: (.*)", out)
                 names += [n for n in m.group(1).split()
                           if n not in names and n not in STRESS_EXCLUDE]
