@@ -10,7 +10,9 @@
 # at all (bogo ops > 0; never throughput, which the library may change
 # and which a loaded machine changes more), CPython's regression tests by
 # regrtest's JUnit XML (one outcome per test case) and its line per test
-# file (a file whose worker crashed or timed out leaves no test cases).
+# file (a file whose worker crashed or timed out leaves no test cases),
+# the installed test programs of GLib, D-Bus and PipeWire by their TAP
+# lines and their exit status.
 # The library must not change any of those.  A difference is rerun plainly
 # once: a test whose plain outcome changes is flaky without the library.
 # expected.tsv explains the others that are inherent; anything else is a
@@ -20,6 +22,7 @@ import argparse
 import fnmatch
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -37,6 +40,8 @@ MODES = {
     "preload": "",  # LD_PRELOAD, no RTOFFLOAD_OPTIONS: nothing is marked
     "mark-all": "mark=all",
     "mark-all-pool": "mark=all:malloc=pool",
+    # every descriptor's calls offloaded, pipes', sockets' and ttys' too
+    "mark-all-fds": "mark=all:fd_local=none",
 }
 
 # stress-ng stressors that touch the process model: processes and threads
@@ -92,6 +97,18 @@ CPYTHON_IGNORE = ["*ThreadedVSOCKSocketStreamTest*"]
 # seconds each.
 FAST_STRESS = ["vm-rw", "vm-segv", "prctl", "landlock", "clone", "fork",
                "vfork", "exec", "bad-altstack", "signest", "key"]
+# Quick installed test programs of the process model: spawning from one
+# thread and from many, descriptors and credentials passed over Unix
+# sockets, a D-Bus daemon forked, thread-local data and main-loop
+# contexts across threads; PipeWire's ring buffer between two threads
+# and its stream's and protocol's plumbing.  About 15 s plainly.
+FAST_INSTALLED = {
+    "glib": ["spawn-singlethread", "spawn-multithreaded", "spawn-test", "credentials",
+             "unix-fd", "unix-streams", "gdbus-server-auth", "gdbus-peer", "thread",
+             "live-g-file", "contexts"],
+    "dbus": ["test-fdpass", "test-dbus-daemon-fork.sh", "test-loopback", "test-sysdeps"],
+    "pipewire": ["spa-stress-ringbuffer", "pw-test-stream", "pw-test-protocol-native"],
+}
 FAST_CPYTHON = [
     # the child's sigaltstack() (test_stack_overflow) and the other fatal
     # signals a child reports; the *_later tests only sleep (12 s)
@@ -119,6 +136,13 @@ def environment(mode, lib, tmp):
         if opts:
             env["RTOFFLOAD_OPTIONS"] = opts
     return env
+
+
+def run_dir(a):
+    """A new directory for one run, its name as long as every other run's:
+    a path built under it (GLib's abstract socket names, 108 bytes at
+    most) must not fit plainly and overflow under a longer mode's name."""
+    return tempfile.mkdtemp(prefix="run-", dir=a.work)
 
 
 def run_bounded(cmd, env, cwd, timeout, logpath):
@@ -209,7 +233,7 @@ def stress_outcome(name, status, timed_out, text):
 
 
 def run_stressor(name, mode, a, tag=""):
-    tmp = tempfile.mkdtemp(prefix=f"s-{name}-{mode}-", dir=a.work)
+    tmp = run_dir(a)
     os.makedirs(os.path.join(tmp, "home"))
     logp = os.path.join(a.logs, f"stress-ng.{name}.{mode}{tag}.log")
     if a.replay and os.path.exists(logp):
@@ -290,7 +314,7 @@ def junit_cases(path):
 def run_cpython(files, extra, mode, a, tag=""):
     """One regrtest run of these test files; per test case outcomes, and
     one per file ("test_x [file]")."""
-    tmp = tempfile.mkdtemp(prefix=f"py-{mode}-", dir=a.work)
+    tmp = run_dir(a)
     os.makedirs(os.path.join(tmp, "home"))
     label = files[0] if len(files) == 1 else f"{files[0]}..{files[-1]}"
     logp = os.path.join(a.logs, f"cpython.{label}.{mode}{tag}.log")
@@ -330,6 +354,96 @@ def case_file(key):
     if key.endswith(" [file]"):
         return key[:-7]
     return key.split(".")[1]
+
+
+# ---------------------------------------------------------------- installed tests
+
+# Test suites that Debian installs the GNOME way ("installed tests"): a
+# .test file a test program, its Exec= line the command.  Most print TAP
+# (a line a test case); every program's exit status is its own outcome.
+INSTALLED = {
+    # suite: (directory, the Debian package that installs it)
+    "glib": ("/usr/share/installed-tests/glib", "libglib2.0-tests"),
+    "dbus": ("/usr/share/installed-tests/dbus", "dbus-tests"),
+    "pipewire": ("/usr/share/installed-tests/pipewire-0.3", "pipewire-tests"),
+}
+
+# "ok 3 /gio/file/copy", "not ok 7 /thread/x # TODO", "ok 2 # SKIP why"
+TAP_LINE = re.compile(r"^(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$",
+                      re.I)
+
+
+def every_program(suite):
+    """The suite's test programs: their .test files' paths, less ".test"."""
+    top = INSTALLED[suite][0]
+    names = []
+    for d, _, files in os.walk(top):
+        names += [os.path.relpath(os.path.join(d, f), top)[:-5]
+                  for f in files if f.endswith(".test")]
+    return sorted(names)
+
+
+def program_command(suite, name):
+    """The program and its arguments, from its .test file's Exec= line."""
+    with open(os.path.join(INSTALLED[suite][0], name + ".test")) as f:
+        for line in f:
+            if line.startswith("Exec="):
+                return shlex.split(line[5:].strip())
+    sys.exit(f"run.sh: {suite}'s {name}.test has no Exec= line")
+
+
+# The library's own line on stderr ("==PID==rtoffload: ..."), which may
+# land inside a line the program writes in pieces to the same file.
+OWN_LINE = re.compile(r"==\d+==rtoffload: .*")
+
+
+def tap_cases(name, text):
+    """{"name /test/path": (outcome, "")}: pass, fail, skip or todo.  A
+    number of six digits or more in a case's name (GLib's random tests'
+    seeds: "/queue/random/seed:80654855") is "N"; names that are then
+    the same are told apart by their order."""
+    cases = {}
+    for line in text.splitlines():
+        m = TAP_LINE.match(OWN_LINE.sub("", line).strip())
+        if not m:
+            continue
+        key = f"{name} " + re.sub(r"\d{6,}", "N", m.group(2).strip() or "?")
+        if m.group(3):
+            outcome = m.group(3).lower()
+        else:
+            outcome = "pass" if m.group(1).lower() == "ok" else "fail"
+        n, base = 1, key
+        while key in cases:  # a name printed twice (unnamed, or a Python test's)
+            n += 1
+            key = f"{base} #{n}"
+        cases[key] = (outcome, "")
+    return cases
+
+
+def run_program(suite, name, mode, a, tag=""):
+    """One installed test program: its TAP cases, and its own outcome
+    ("name [file]")."""
+    tmp = run_dir(a)
+    os.makedirs(os.path.join(tmp, "home"))
+    logp = os.path.join(a.logs, f"{suite}.{name.replace('/', '_')}.{mode}{tag}.log")
+    t0 = time.monotonic()
+    status, timed_out = run_bounded(program_command(suite, name),
+                                    environment(mode, a.lib, tmp), tmp,
+                                    a.program_timeout, logp)
+    with open(logp, errors="replace") as f:
+        results = tap_cases(name, f.read())
+    if timed_out:
+        outcome = "hang"
+    elif status < 0:
+        outcome = f"killed(SIG{signal.Signals(-status).name[3:]})"
+    else:
+        outcome = "passed" if status == 0 else f"rc={status}"
+    results[f"{name} [file]"] = (outcome, "")
+    shutil.rmtree(tmp, ignore_errors=True)
+    bad = sum(1 for v in results.values() if v[0] not in ("pass", "skip", "passed"))
+    log(f"  {suite} {name:28} {mode:14} {outcome:14} {len(results)} results, "
+        f"{bad} not passed ({time.monotonic() - t0:.1f} s)")
+    return results
 
 
 # ---------------------------------------------------------------- expected
@@ -383,6 +497,16 @@ def plan(a):
         for n in names:
             units.append(("stress-ng", n, [], lib_modes if (a.full or a.stressors or a.modes_given)
                           else ["mark-all"]))
+    for suite in INSTALLED:
+        if a.only not in (None, suite):
+            continue
+        if a.programs:
+            names = every_program(suite) if a.programs == ["all"] else a.programs
+        else:
+            names = every_program(suite) if a.full else FAST_INSTALLED[suite]
+        for n in names:
+            units.append((suite, n, [], lib_modes if (a.full or a.programs or a.modes_given)
+                          else ["mark-all"]))
     if a.only in (None, "cpython"):
         if a.cpython_tests:
             files = a.cpython_tests
@@ -414,15 +538,20 @@ def main():
     g = p.add_mutually_exclusive_group()
     g.add_argument("--fast", action="store_true")
     g.add_argument("--full", action="store_true")
-    p.add_argument("--only", choices=["stress-ng", "cpython"])
+    p.add_argument("--only", choices=["stress-ng", "cpython"] + list(INSTALLED))
     p.add_argument("--lib", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--modes", help="comma-separated, of " + ",".join(MODES))
     p.add_argument("--stressors", help="comma-separated stress-ng stressors")
     p.add_argument("--cpython-tests", help="comma-separated test files, "
                    "'process' (the process-model selection) or 'all'")
+    p.add_argument("--programs", help="with --only " + "|".join(INSTALLED) +
+                   ": comma-separated test programs (their .test files' "
+                   "names) or 'all'")
     p.add_argument("--stress-time", type=int)
     p.add_argument("--py-timeout", type=int)
+    p.add_argument("--program-timeout", type=int, default=180,
+                   help="seconds an installed test program may run")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--chunk", type=int, default=6,
                    help="CPython test files per regrtest run")
@@ -451,6 +580,7 @@ def main():
             sys.exit(f"run.sh: unknown mode {m}")
     a.stressors = a.stressors.split(",") if a.stressors else None
     a.cpython_tests = a.cpython_tests.split(",") if a.cpython_tests else None
+    a.programs = a.programs.split(",") if a.programs else None
     if a.stress_time is None:
         a.stress_time = 3 if a.full else 1
     if a.py_timeout is None:
@@ -460,6 +590,14 @@ def main():
             sys.exit(f"run.sh: {tool} missing (.ci/deps installs it)")
     if not os.path.exists("/usr/lib/python3.11/test/test_queue.py"):
         sys.exit("run.sh: CPython's tests missing: libpython3.11-testsuite (.ci/deps)")
+    if a.programs and a.only not in INSTALLED:
+        sys.exit(f"run.sh: --programs needs --only {'|'.join(INSTALLED)}")
+    for suite, (top, package) in INSTALLED.items():
+        if a.only in (None, suite) and not os.path.isdir(top):
+            sys.exit(f"run.sh: {suite}'s tests missing: {package} (.ci/deps)")
+    for n in a.programs or []:
+        if n != "all" and not os.path.exists(os.path.join(INSTALLED[a.only][0], n + ".test")):
+            sys.exit(f"run.sh: --programs: {a.only} has no test program {n}")
 
     os.makedirs(a.out, exist_ok=True)
     a.logs = os.path.join(a.out, "logs")
@@ -492,6 +630,8 @@ def main():
             def run(mode, tag=""):
                 if suite == "stress-ng":
                     return run_stressor(unit, mode, a, tag)
+                if suite in INSTALLED:
+                    return run_program(suite, unit, mode, a, tag)
                 return run_cpython(unit, extra, mode, a, tag)
 
             try:
@@ -530,7 +670,7 @@ def compare(suite, unit, modes, run, extra, expected, rows, a):
         # Rerun plainly once what differs (per stressor; per CPython
         # test file, the differing cases only).
         again = {}
-        if differing and suite == "stress-ng":
+        if differing and suite != "cpython":
             if unit not in reruns:
                 reruns[unit] = run("plain", ".rerun")
             again = reruns[unit]

@@ -5,23 +5,31 @@
 # and under the library, and the outcomes compared test by test
 # (README.md here: modes, cases, the last full table).
 #
-#   tests/peer/run.sh [--fast | --full] [--only stress-ng|cpython]
+#   tests/peer/run.sh [--fast | --full]
+#                     [--only stress-ng|cpython|glib|dbus|pipewire]
 #                     [--lib PATH] [--out DIR] [more, below]
 #
 #   --fast       the CI subset (default; ctest -L peer): every case that
 #                found a defect in issue 28, under the options it was found
-#                with, and quick stressors of the process model; ~1 minute
+#                with, and quick stressors and test programs of the process
+#                model; about 65 s
 #   --full       every mode; stress-ng's process-model stressors and its
-#                filesystem and memory classes (3 s each), CPython's whole
-#                regression suite (hours on 2 CPUs)
-#   --only S     one suite: stress-ng or cpython
+#                filesystem, memory, network, scheduler, interrupt, io and
+#                os classes (3 s each), CPython's whole regression suite
+#                (hours on 2 CPUs), the installed tests of GLib, D-Bus and
+#                PipeWire (about 40 minutes)
+#   --only S     one suite: stress-ng, cpython, glib, dbus or pipewire
 #   --lib PATH   the library (default: <repo>/build/libsrc/librtoffload.so)
 #   --out DIR    results.tsv, summary.md and every run's log (default: a
 #                new directory under $TMPDIR, kept)
-#   --modes plain,preload,mark-all,mark-all-pool   the modes to compare
+#   --modes preload,mark-all,...  the modes to compare with plain (default:
+#                every mode: preload, mark-all, mark-all-pool, mark-all-fds)
 #   --stressors a,b,c            these stressors instead
 #   --cpython-tests a,b|process|all   these test files, the process-model
 #                selection, or all of them
+#   --programs a,b|all           with --only glib|dbus|pipewire: these test
+#                                programs (.test files' names), or all
+#   --program-timeout S          seconds per installed test program (180)
 #   --stress-time S              seconds per stressor (1 fast, 3 full)
 #   --py-timeout S               regrtest's --timeout per test file
 #   --jobs N                     regrtest -j (default 2)
