@@ -141,8 +141,11 @@ def environment(mode, lib, tmp):
 def run_dir(a):
     """A new directory for one run, its name as long as every other run's:
     a path built under it (GLib's abstract socket names, 108 bytes at
-    most) must not fit plainly and overflow under a longer mode's name."""
-    return tempfile.mkdtemp(prefix="run-", dir=a.work)
+    most) must not fit plainly and overflow under a longer mode's name.
+    With the HOME that environment() gives the run in it."""
+    tmp = tempfile.mkdtemp(prefix="run-", dir=a.work)
+    os.makedirs(os.path.join(tmp, "home"))
+    return tmp
 
 
 def run_bounded(cmd, env, cwd, timeout, logpath):
@@ -234,7 +237,6 @@ def stress_outcome(name, status, timed_out, text):
 
 def run_stressor(name, mode, a, tag=""):
     tmp = run_dir(a)
-    os.makedirs(os.path.join(tmp, "home"))
     logp = os.path.join(a.logs, f"stress-ng.{name}.{mode}{tag}.log")
     if a.replay and os.path.exists(logp):
         shutil.rmtree(tmp, ignore_errors=True)
@@ -315,7 +317,6 @@ def run_cpython(files, extra, mode, a, tag=""):
     """One regrtest run of these test files; per test case outcomes, and
     one per file ("test_x [file]")."""
     tmp = run_dir(a)
-    os.makedirs(os.path.join(tmp, "home"))
     label = files[0] if len(files) == 1 else f"{files[0]}..{files[-1]}"
     logp = os.path.join(a.logs, f"cpython.{label}.{mode}{tag}.log")
     xml = os.path.join(a.logs, f"cpython.{label}.{mode}{tag}.xml")
@@ -424,7 +425,6 @@ def run_program(suite, name, mode, a, tag=""):
     """One installed test program: its TAP cases, and its own outcome
     ("name [file]")."""
     tmp = run_dir(a)
-    os.makedirs(os.path.join(tmp, "home"))
     logp = os.path.join(a.logs, f"{suite}.{name.replace('/', '_')}.{mode}{tag}.log")
     t0 = time.monotonic()
     status, timed_out = run_bounded(program_command(suite, name),
