@@ -6,6 +6,7 @@
  */
 #include "rto_fast.h"
 #include "own_thread.h"
+#include "tsan_annot.h"
 #include "sanitizer.h"
 #include "real.h"
 
@@ -50,6 +51,7 @@ static void unregister(void *p)
 {
 	struct own_row *row = p;
 
+	RTO_TSAN_RELEASE(own); /* its work before rto_own_threads_running() sees it end */
 	CMM_STORE_SHARED(row->stack_hi, 0);
 	CMM_STORE_SHARED(row->tid, 0);
 }
@@ -111,6 +113,17 @@ int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi)
 			return 1;
 	}
 	return 0;
+}
+
+int rto_own_threads_running(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < OWN_MAX; i++)
+		n += CMM_LOAD_SHARED(own[i].tid) != 0;
+	if (!n)
+		RTO_TSAN_ACQUIRE(own);
+	return n;
 }
 
 int rto_own_threads_being_born(void)

@@ -26,6 +26,11 @@ RTO_HIDDEN int rto_own_threads(int32_t *out, int max);
 RTO_HIDDEN int rto_own_thread_is(int32_t tid);
 /* 1: [lo, hi) touches a running library thread's stack: no lock, no system call. */
 RTO_HIDDEN int rto_own_stacks_overlap(uintptr_t lo, uintptr_t hi);
+/*
+ * How many of them run or are being born (0: each one's start routine has
+ * returned, and what it did is ordered before the caller's next loads).
+ */
+RTO_HIDDEN int rto_own_threads_running(void);
 /* In a fork child: none of the parent's threads is there. */
 RTO_HIDDEN void rto_own_threads_after_fork(void);
 /*

@@ -27,10 +27,12 @@
 #include "rto_fast.h"
 #include "backstop.h"
 #include "context.h"
+#include "alone.h"
 #include "cred_mirror.h"
 #include "report.h"
 #include "real.h"
 
+#include <errno.h>
 #include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
@@ -258,18 +260,57 @@ RTO_EXPORT int capset(void *hdr, void *data)
 	return ret;
 }
 
+/*
+ * The kernel refused a call it refuses a task that shares its memory or fs
+ * with another (EINVAL: a user namespace, a mount namespace; EUSERS: setns
+ * into a time namespace; alone.c): if the library's threads were the
+ * reason, they end and it is made again.  A call that then succeeds
+ * changed nothing the helpers will lack: the next ones start from this
+ * thread, in its new context.
+ */
+int rto_ctx_needs_alone(long nr, const long *a, long ret)
+{
+	if (ret != -1 || (errno != EINVAL && !(errno == EUSERS && nr == SYS_setns)))
+		return 0;
+	if (nr == SYS_unshare &&
+	    !(a[0] & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)))
+		return 0;
+	return (nr == SYS_unshare || nr == SYS_setns) && rto_alone();
+}
+
+/*
+ * unshare and setns, made with the backstop's selector allowing: not
+ * trapped, so that what the call changed is noted here only (a call made
+ * again after alone.c must not be noted at all).
+ */
+static int ns_call(long nr, const long *a)
+{
+	unsigned char sel = rto_backstop_enter();
+	int ret = nr == SYS_unshare ? rto_real_unshare((int)a[0])
+				    : rto_real_setns((int)a[0], (int)a[1]);
+	int err = errno;
+
+	rto_backstop_leave(sel);
+	errno = err;
+	return ret;
+}
+
 RTO_EXPORT int unshare(int flags)
 {
-	int ret = rto_real_unshare(flags);
 	long a[6] = {flags};
+	int ret = ns_call(SYS_unshare, a);
+	if (RTO_UNLIKELY(rto_ctx_needs_alone(SYS_unshare, a, ret)))
+		return ns_call(SYS_unshare, a);
 	rto_ctx_after_syscall(SYS_unshare, a, ret);
 	return ret;
 }
 
 RTO_EXPORT int setns(int fd, int nstype)
 {
-	int ret = rto_real_setns(fd, nstype);
 	long a[6] = {fd, nstype};
+	int ret = ns_call(SYS_setns, a);
+	if (RTO_UNLIKELY(rto_ctx_needs_alone(SYS_setns, a, ret)))
+		return ns_call(SYS_setns, a);
 	rto_ctx_after_syscall(SYS_setns, a, ret);
 	return ret;
 }

@@ -33,6 +33,12 @@ enum rto_ctx {
 RTO_HIDDEN void rto_ctx_set(unsigned why);
 /* A system call it made returned ret: note what it changed (the syscall() wrapper, the trap). */
 RTO_HIDDEN void rto_ctx_after_syscall(long nr, const long *a, long ret);
+/*
+ * unshare or setns gave ret (-1 and errno EINVAL, or EUSERS): 1 when the library's
+ * threads were in the way and have ended (alone.c), so that the call is
+ * made again, and what it changes is not the thread's alone.
+ */
+RTO_HIDDEN int rto_ctx_needs_alone(long nr, const long *a, long ret);
 /* At its first mark: what it changed before (seccomp filter, fs ids, capabilities). */
 RTO_HIDDEN void rto_ctx_check_at_mark(void);
 

@@ -87,10 +87,15 @@ void rto_fork_on_child(void (*reset)(void))
 	stall_reset = reset;
 }
 
+void rto_fork_wipe_queue(void)
+{
+	memset(rto_q, 0, rto_q_size);
+}
+
 static void child_after_fork(void)
 {
 	/* Kernels before 4.14 lack MADV_WIPEONFORK: clear by hand (fork() only). */
-	memset(rto_q, 0, rto_q_size);
+	rto_fork_wipe_queue();
 	stats_reset();
 	if (stall_reset)
 		stall_reset();

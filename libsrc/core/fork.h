@@ -21,6 +21,12 @@
 RTO_HIDDEN int rto_fork_init(void (*child_stats_reset)(void));
 /* At load (stall.c): its counts' reset, which runs in a child after the statistics'. */
 RTO_HIDDEN void rto_fork_on_child(void (*reset)(void));
+/*
+ * The queue and the helpers' bookkeeping zeroed, as a forked child sees
+ * them: a fork child's handler, and alone.c once none of the library's
+ * threads is left to read them.
+ */
+RTO_HIDDEN void rto_fork_wipe_queue(void);
 /* 1 in the child of a multi-threaded fork under ThreadSanitizer: nothing is marked there. */
 RTO_HIDDEN extern int rto_fork_no_threads;
 

@@ -164,10 +164,15 @@ taken:
 	return r;
 }
 
+/*
+ * Also 1 when the workers are to end (alone.c): every sleep of a worker
+ * reads wake_seq, then asks this before it sleeps, and alone.c stores
+ * leave before it moves wake_seq, so no worker sleeps through it.
+ */
 static int has_work(struct rto_queue *q)
 {
 	return !cds_wfcq_empty(&q->head, &q->tail) || CMM_LOAD_SHARED(q->pending) != NULL ||
-	       rto_slots_posted(q);
+	       rto_slots_posted(q) || CMM_LOAD_SHARED(q->leave);
 }
 
 /* ---- running one request ------------------------------------------------- */
@@ -598,12 +603,18 @@ static void sleep_looking(struct rto_queue *q, uint32_t seq, long look)
 }
 
 /*
- * 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more).
+ * 1: an extra worker idle for RTO_EXTRA_IDLE_NS, to exit (not counted awake any more);
+ * or any worker, when the library's threads are to end (alone.c).
  * caller_here: the last call's caller waits on this worker's CPU (RTO_RQ_HERE);
  * a poll would keep it off the CPU it needs to take its result, so sleep at once.
  */
 static int idle(struct rto_queue *q, int caller_here)
 {
+	if (RTO_UNLIKELY(CMM_LOAD_SHARED(q->leave))) { /* alone.c: the async lines first */
+		if (idle_queued && idle_queued())
+			idle_drain();
+		return 1;
+	}
 	if (opt.prio_mode == RTO_PRIO_INHERIT)
 		set_priority(idle_priority(q));
 	/* Only the first idle worker polls: two pollers on one CPU halve each other. */
@@ -780,7 +791,7 @@ static void *worker_main(void *arg)
 		if (opt.predict && key)
 			learn(q, key, t0, burst, prio);
 	}
-	/* An extra worker, idle: glibc counts it again for its exit; its row is free. */
+	/* An extra worker idle, or every worker leaving: glibc counts it again for its exit. */
 	rto_lifetime_helper_exiting();
 	CMM_STORE_SHARED(q->running[rto_helper_index].alive, 0);
 	return NULL;

@@ -968,13 +968,27 @@ static void *watchdog(void *arg)
 	rto_trace_own_thread("rtoffload-stall"); /* trace.c: its verdicts' track */
 	for (;;) {
 		uint32_t seq = CMM_LOAD_SHARED(q->stall_seq);
+		cmm_smp_rmb(); /* alone.c stores leave, then moves stall_seq */
+		if (CMM_LOAD_SHARED(q->leave))
+			break;
 		long ns = look(q);
 		if (ns)
 			rto_futex_wait_ns(&q->stall_seq, seq, ns);
 		else
 			rto_futex_wait(&q->stall_seq, seq);
 	}
+	rto_lifetime_helper_exiting(); /* as a helper's end: glibc counts it again */
 	return NULL;
+}
+
+void rto_stall_leave(void)
+{
+	struct rto_queue *q = rto_q;
+
+	cmm_smp_mb(); /* leave (alone.c) before the word moves */
+	uatomic_inc(&q->stall_seq);
+	rto_futex_wake(&q->stall_seq, INT32_MAX);
+	rto_stall_probe_leave();
 }
 
 void rto_stall_start(const struct rto_stall_remedies *r)

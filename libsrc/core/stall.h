@@ -36,6 +36,12 @@ struct rto_stall_remedies {
 };
 /* Start the watchdog with the helpers (init.c): their CPUs are the queue's (rto_q->cpus). */
 RTO_HIDDEN void rto_stall_start(const struct rto_stall_remedies *r);
+/*
+ * The watchdog and the probe thread end (alone.c has set rto_q->leave):
+ * each is woken and leaves its loop.  The next rto_stall_start() starts
+ * them again.
+ */
+RTO_HIDDEN void rto_stall_leave(void);
 
 /* The statistics' figures (stats.c, live.c). */
 struct rto_stall_counts {

@@ -34,6 +34,7 @@
  * more questions until the probe thread answers.
  */
 #include "resolve.h"
+#include "transport.h"
 #include "futex.h"
 #include "own_thread.h"
 #include "lifetime.h"
@@ -310,10 +311,13 @@ static void *probe_main(void *arg)
 	    rto_syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
 		__atomic_store_n(&box.told, UINT32_MAX, __ATOMIC_RELEASE); /* never ask again */
 		rto_futex_wake(&box.told, 1);
+		rto_lifetime_helper_exiting(); /* start() counted it out */
 		return NULL;
 	}
 	for (;;) {
 		uint32_t ask = __atomic_load_n(&box.asked, __ATOMIC_ACQUIRE);
+		if (CMM_LOAD_SHARED(rto_q->leave)) /* stored before asked moved (alone.c) */
+			break;
 		if (ask == seen) {
 			rto_futex_wait(&box.asked, ask);
 			continue;
@@ -327,7 +331,14 @@ static void *probe_main(void *arg)
 		__atomic_store_n(&box.told, ask, __ATOMIC_RELEASE);
 		rto_futex_wake(&box.told, 1);
 	}
+	rto_lifetime_helper_exiting();
 	return NULL;
+}
+
+void rto_stall_probe_leave(void)
+{
+	__atomic_add_fetch(&box.asked, 1, __ATOMIC_SEQ_CST); /* after rto_q->leave */
+	rto_futex_wake(&box.asked, 1);
 }
 
 static int start(void)

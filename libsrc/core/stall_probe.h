@@ -34,5 +34,7 @@ RTO_HIDDEN char rto_stall_task_state(pid_t tid);
 RTO_HIDDEN int rto_stall_probe_starved(pid_t tid, int *cpu, long ns);
 /* A new process (stall.c's start, also in a forked child): no probe thread yet. */
 RTO_HIDDEN void rto_stall_probe_reset(void);
+/* The probe thread, if running, ends: rto_q->leave is set (alone.c, through stall.c). */
+RTO_HIDDEN void rto_stall_probe_leave(void);
 
 #endif /* RTO_STALL_PROBE_H */

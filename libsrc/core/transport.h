@@ -159,6 +159,7 @@ struct rto_queue {
 	int32_t ready;		    /* helpers started; 0 again in a forked child */
 	int32_t helpers;	    /* helper threads running in this process (lifetime.c) */
 	int32_t failed;		    /* no helper could start: never tried again (but in a child) */
+	int32_t leave;		    /* the library's threads are to end (alone.c) */
 	pthread_mutex_t start_lock; /* serialises helper start (all-zero = initialised) */
 	uint32_t nslots;	    /* slots ever claimed: the workers look at [0, nslots) */
 	/* Helpers only (predict.c, pollcap.c). */

@@ -31,6 +31,7 @@
 #include "backstop.h"
 #include "signals.h"
 #include "live.h"
+#include "alone.h"
 #include "stall.h"
 #include "fault_count.h"
 #include "wake_hint.h"
@@ -121,6 +122,7 @@ void rto_init_once(void)
 	if (rto_opt.mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		rto_die(RTO_EXIT_CONFIG, "RTOFFLOAD_OPTIONS: mlock=1: mlockall failed: %m");
 	rto_helpers_on_start(helpers_started); /* the live publisher, the stall watchdog */
+	rto_alone_on_leave(rto_live_leave, rto_live_left); /* ... and their end (alone.c) */
 	rto_route_on_dlerror(rto_dlerror_set);
 	rto_trace_init();    /* trace_file=, trace=lttng: before any mark */
 	rto_automark_init(); /* mark=: may mark this thread; helpers start on first use */

@@ -45,6 +45,7 @@
 #include "signals.h"
 #include "stall.h"
 #include "lifetime.h"
+#include "transport.h"
 #include "real.h"
 
 #include "live_layout.h"
@@ -328,12 +329,16 @@ static long shared_futex(uint32_t *word, int op, uint32_t val)
 			   0); /* not _PRIVATE: readers are processes */
 }
 
+/* arg: the segment of an earlier publisher of this process (alone.c), NULL: a new one. */
 static void *publisher(void *arg)
 {
-	(void)arg;
+	struct rto_live *l = arg;
+
 	rto_signal_own_thread_init(); /* cred_mirror.c's signal: its futex wait only wakes */
-	remove_stale();
-	struct rto_live *l = create();
+	if (!l) {
+		remove_stale();
+		l = create();
+	}
 	if (l) /* before the starter goes on: its exit must find the segment to unlink */
 		__atomic_store_n(&seg, l, __ATOMIC_RELEASE); /* seg_pid and seg_path first */
 	cmm_smp_mb();
@@ -344,6 +349,9 @@ static void *publisher(void *arg)
 	publish(l); /* a first copy: a reader that does not ask still sees something */
 	for (;;) {
 		uint32_t want = CMM_LOAD_SHARED(l->request);
+		cmm_smp_rmb(); /* rto_live_leave() stores leave, then moves request */
+		if (CMM_LOAD_SHARED(rto_q->leave))
+			break;
 		if (want != CMM_LOAD_SHARED(l->published)) {
 			publish(l);
 			uatomic_set(&l->published, want);
@@ -351,12 +359,31 @@ static void *publisher(void *arg)
 		}
 		shared_futex(&l->request, FUTEX_WAIT, want);
 	}
+	rto_lifetime_helper_exiting(); /* rto_live_start() counted it out */
 	return NULL;
+}
+
+/* The process whose publisher runs, or ran: a forked child starts its own. */
+static pid_t started;
+
+void rto_live_leave(void)
+{
+	struct rto_live *l = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+
+	if (!l || seg_pid != getpid())
+		return;
+	cmm_smp_mb(); /* rto_q->leave (alone.c) before the word moves */
+	uatomic_inc(&l->request);
+	shared_futex(&l->request, FUTEX_WAKE, INT32_MAX);
+}
+
+void rto_live_left(void)
+{
+	started = 0; /* its segment stays: the next publisher writes it */
 }
 
 void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 {
-	static pid_t started; /* per process: a forked child starts its own */
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t tid;
@@ -368,6 +395,7 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	if (old_seg && seg_pid != started) { /* the parent's, inherited: not ours to write */
 		rto_syscall(SYS_munmap, old_seg, sizeof(*old_seg));
 		__atomic_store_n(&seg, NULL, __ATOMIC_RELAXED);
+		old_seg = NULL;
 	}
 	live_cpus = *cpus;
 	live_workers = workers;
@@ -382,7 +410,7 @@ void rto_live_start(const cpu_set_t *cpus, unsigned workers)
 	pthread_attr_setschedparam(&attr, &other);
 	pthread_attr_setstacksize(&attr, LIVE_STACK);
 	uatomic_set(&fds_closed, 0); /* a forked child's start */
-	int err = rto_create_own_thread(&tid, &attr, publisher, NULL);
+	int err = rto_create_own_thread(&tid, &attr, publisher, old_seg);
 	if (!err)
 		rto_real_pthread_setname_np(tid, "rtoffload-live");
 	else

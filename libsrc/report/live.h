@@ -4,7 +4,8 @@
  *
  * Concurrency: nothing on the caller's path.  rto_live_start() runs on
  * the thread that starts the helpers (helper.c's start hook, registered
- * by init.c), once per process (a forked child starts its own); the
+ * by init.c), once per process (a forked child starts its own) or again
+ * after the library's threads left (alone.c, rto_live_leave/left); the
  * segment is then written only by the publisher thread, which copies the
  * counters when a reader asks (a futex word in the segment, shared with
  * the readers' processes, which read it without any lock of ours).
@@ -18,6 +19,13 @@
 
 /* The helpers started on cpus (workers of them): start the publisher. */
 RTO_HIDDEN void rto_live_start(const cpu_set_t *cpus, unsigned workers);
+/*
+ * The library's threads end (alone.c has set rto_q->leave): the publisher
+ * is woken and ends; rto_live_left(), once it has, lets the next
+ * rto_live_start() start another, which writes the same segment.
+ */
+RTO_HIDDEN void rto_live_leave(void);
+RTO_HIDDEN void rto_live_left(void);
 /* Exit: the segment goes (only this process's, not a parent's). */
 RTO_HIDDEN void rto_live_at_exit(void);
 

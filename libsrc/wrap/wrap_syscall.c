@@ -37,6 +37,21 @@ static inline int may_change_context(long nr)
 	return nr >= 0 && nr < RTO_SYSENT_COUNT && (rto_sysent[nr].flags & RTO_SYS_CTX);
 }
 
+/* The call made: decided as a trapped one for a marked, armed thread (pc: its caller). */
+static long made(long nr, const long *a, const void *pc)
+{
+	long ret;
+
+	if (RTO_UNLIKELY(!rto_direct()) && rto_bs_armed == 1 && rto_bs_syscall(nr, a, pc, &ret)) {
+		if ((unsigned long)ret > -4096UL) { /* glibc's syscall(): -1 and errno */
+			errno = (int)-ret;
+			ret = -1;
+		}
+		return ret;
+	}
+	return RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 /*
  * The caller passed as many arguments as its system call takes, and we
  * read six, as glibc's own syscall() does in assembly: the extra reads
@@ -55,17 +70,12 @@ RTO_EXPORT __attribute__((no_sanitize("address"))) long syscall(long nr, ...)
 	va_end(ap);
 	if (RTO_UNLIKELY(nr == SYS_clone || nr == SYS_clone3)) /* its child may share our TLS */
 		rto_note_clone_args(nr, a);
-	long ret;
-	if (RTO_UNLIKELY(!rto_direct()) && rto_bs_armed == 1 &&
-	    rto_bs_syscall(nr, a, __builtin_return_address(0), &ret)) {
-		if ((unsigned long)ret > -4096UL) { /* glibc's syscall(): -1 and errno */
-			errno = (int)-ret;
-			ret = -1;
-		}
-	} else {
-		ret = RTO_HAND_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	}
-	if (RTO_UNLIKELY(may_change_context(nr)))
+	const void *pc = __builtin_return_address(0);
+	long ret = made(nr, a, pc);
+	if (RTO_UNLIKELY(may_change_context(nr))) {
+		if (rto_ctx_needs_alone(nr, a, ret)) /* our threads were in the way: again */
+			return made(nr, a, pc);
 		rto_ctx_after_syscall(nr, a, ret);
+	}
 	return ret;
 }

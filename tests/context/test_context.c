@@ -638,3 +638,177 @@ Test(context, a_thread_keyring_made_before_the_mark_is_seen_at_the_mark)
 	cr_assert_geq(k.key, 0, "add_key to the thread keyring: %s", strerror((int)-k.key));
 	expect_its_calls_ran_on_it(&k);
 }
+
+/* ---- a call only a thread alone in its process may make ---------------------------- */
+
+/* The process's threads, as the kernel counts them (/proc/self/status). */
+static int threads_now(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	const char *p;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + sizeof("\nThreads:") - 1) : -1;
+}
+
+static uint64_t offloads(void)
+{
+	struct rt_offload_stats s;
+
+	return rt_offload_get_stats(&s) == 0 ? s.offloaded : 0;
+}
+
+/* An offloaded open (fd_local=none): 1 when it ran on a helper. */
+static int offloaded_open(void)
+{
+	uint64_t before = offloads();
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 && offloads() > before;
+}
+
+enum { ALONE_USERNS, ALONE_MNTNS, ALONE_TIMENS };
+
+/* The call under test: the kernel refuses each to a task that shares its memory or fs. */
+static int alone_call(int how, int mnt)
+{
+	if (how == ALONE_USERNS)
+		return unshare(CLONE_NEWUSER);
+	if (how == ALONE_MNTNS)
+		return setns(mnt, CLONE_NEWNS);
+	/* A time namespace made for the children, then entered: EUSERS, not EINVAL. */
+	int t = unshare(CLONE_NEWTIME) == 0
+			? open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC)
+			: -1;
+	int ret = t >= 0 ? setns(t, CLONE_NEWTIME) : -2;
+	int err = errno;
+	if (t >= 0)
+		close(t);
+	errno = err;
+	return ret;
+}
+
+/*
+ * A program of one thread enters a new user namespace, joins a mount
+ * namespace or enters a time namespace, with the helpers running.  The
+ * kernel refuses each to a task that shares its memory or fs (EINVAL;
+ * EUSERS for the time namespace): before, the helpers made it so.
+ * Now they end, the call succeeds, and the next offload starts them again,
+ * in the new namespace (an unmapped uid there: 65534).
+ */
+static int alone_case(int how)
+{
+	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+
+	if (rt_offload_mark_thread() != 0 || ns < 0)
+		return 100;
+	if (!offloaded_open())
+		return 101;
+	int with = threads_now();
+	if (with < 2)
+		return 102; /* no helper beside us: nothing would be shown */
+	int ret = alone_call(how, ns);
+	int err = errno;
+	int again = ret == 0 && offloaded_open();
+	say("threads=%d ret=%d errno=%d uid=%d offloaded_after=%d", with, ret, ret ? err : 0,
+	    (int)getuid(), again);
+	if (ret != 0)
+		return 103;
+	if (how == ALONE_USERNS && getuid() != NOBODY)
+		return 104;
+	/* Its unshare(CLONE_NEWTIME) keeps the thread's calls on it (context.c). */
+	return again || how == ALONE_TIMENS ? 0 : 105;
+}
+
+SCENARIO(alone_enters_a_user_namespace)
+{
+	return alone_case(ALONE_USERNS);
+}
+
+SCENARIO(alone_joins_a_mount_namespace)
+{
+	return alone_case(ALONE_MNTNS);
+}
+
+SCENARIO(alone_enters_a_time_namespace)
+{
+	return alone_case(ALONE_TIMENS);
+}
+
+static void *blocked_reader(void *arg)
+{
+	char c;
+
+	return (void *)(intptr_t)read(*(int *)arg, &c, 1);
+}
+
+/*
+ * With a thread of its own beside it the program gets EINVAL, as without
+ * the library, and the helpers stay: the next call is offloaded by them.
+ */
+SCENARIO(alone_not_with_a_thread_of_its_own)
+{
+	int p[2];
+	pthread_t t;
+
+	if (rt_offload_mark_thread() != 0 || pipe(p) != 0 ||
+	    pthread_create(&t, NULL, blocked_reader, &p[0]) != 0)
+		return 100;
+	if (!offloaded_open())
+		return 101;
+	int with = threads_now();
+	int ret = unshare(CLONE_NEWUSER);
+	int err = errno;
+	int again = offloaded_open(), after = threads_now();
+	say("threads=%d ret=%d errno=%d threads_after=%d offloaded_after=%d", with, ret, err, after,
+	    again);
+	close(p[1]);
+	pthread_join(t, NULL);
+	return ret == -1 && err == EINVAL && after == with && again ? 0 : 102;
+}
+
+/*
+ * Not under ThreadSanitizer: its runtime's own background thread is a
+ * thread beside the program's, which the kernel counts as the program's
+ * (the runtime alone makes both calls fail).
+ */
+static void expect_alone(const char *scenario)
+{
+	struct proc p;
+	char st[64];
+	char *env[] = {"RTOFFLOAD_OPTIONS=fd_local=none", NULL};
+
+	cr_assert(geteuid() == 0, "needs root: a mount namespace to join");
+	cr_assert_eq(run_scenario(scenario, env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0, "%s: %s; %s %s", scenario,
+		  status_str(p.status, st, sizeof(st)), p.out, p.err);
+}
+
+Test(context, a_single_threaded_program_enters_a_user_namespace, .disabled = RTO_TSAN)
+{
+	expect_alone("alone_enters_a_user_namespace");
+}
+
+Test(context, a_single_threaded_program_joins_a_mount_namespace, .disabled = RTO_TSAN)
+{
+	expect_alone("alone_joins_a_mount_namespace");
+}
+
+Test(context, a_single_threaded_program_enters_a_time_namespace, .disabled = RTO_TSAN)
+{
+	expect_alone("alone_enters_a_time_namespace");
+}
+
+Test(context, a_program_with_a_thread_of_its_own_is_refused_as_without_us, .disabled = RTO_TSAN)
+{
+	expect_alone("alone_not_with_a_thread_of_its_own");
+}
