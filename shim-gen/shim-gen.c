@@ -489,12 +489,15 @@ static void emit_forgets_after(FILE *o, const struct call *c)
 	}
 }
 
-/* born:ITEM[=pipe|socket|anon|like:PARAM],... */
+/* born:ITEM[=pipe|socket|anon|signalfd|like:PARAM],... */
 static void emit_births(FILE *o, const struct call *c)
 {
 	static const struct {
 		const char *word, *kind;
-	} kinds[] = {{"pipe", "RTO_FD_PIPE"}, {"socket", "RTO_FD_SOCKET"}, {"anon", "RTO_FD_ANON"}};
+	} kinds[] = {{"pipe", "RTO_FD_PIPE"},
+		     {"socket", "RTO_FD_SOCKET"},
+		     {"anon", "RTO_FD_ANON"},
+		     {"signalfd", "RTO_FD_THREAD"}};
 	char items[128], *save = NULL;
 
 	if (!c->born[0])
@@ -514,7 +517,8 @@ static void emit_births(FILE *o, const struct call *c)
 			if (!strcmp(eq, kinds[i].word))
 				kind = kinds[i].kind;
 		if (eq && !strcmp(kind, "-1"))
-			fail_at(c->line, "'%s': born:%s=%s: pipe, socket, anon or like:PARAM",
+			fail_at(c->line,
+				"'%s': born:%s=%s: pipe, socket, anon, signalfd or like:PARAM",
 				c->name, it, eq);
 		fprintf(o, "\t\trto_fd_born(%s, %s);\n", fd_expr(it), kind);
 	}

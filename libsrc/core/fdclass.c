@@ -86,6 +86,24 @@ static int eager;      /* unmarked threads classify what they create */
 
 /* ---- asking the kernel ------------------------------------------------------- */
 
+/*
+ * A signalfd (RTO_FD_THREAD): its read takes the signals pending for the
+ * thread that reads, beside the process's.  On a helper, a signal sent to
+ * the caller alone (raise, pthread_kill) is never read, while the caller's
+ * epoll sees the descriptor ready: sd-event spun on EAGAIN for ever under
+ * fd_local=none.  Its calls run on the caller whatever fd_local= says:
+ * learnt at its birth (signalfd(), calls.tbl), or here when it is asked.
+ */
+static int is_signalfd(int fd)
+{
+	static const char name[] = "anon_inode:[signalfd]";
+	char link[32], target[sizeof(name)];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	long n = rto_syscall(SYS_readlinkat, AT_FDCWD, link, target, sizeof(target));
+	return n == (long)sizeof(name) - 1 && memcmp(target, name, sizeof(name) - 1) == 0;
+}
+
 static int kind_of(int fd)
 {
 	struct stat st;
@@ -99,7 +117,7 @@ static int kind_of(int fd)
 	case S_IFSOCK:
 		return RTO_FD_SOCKET;
 	case 0: /* anon_inode: eventfd, timerfd, signalfd, epoll */
-		return RTO_FD_ANON;
+		return is_signalfd(fd) ? RTO_FD_THREAD : RTO_FD_ANON;
 	case S_IFCHR: /* /dev/null, ttys, serial ports: reads wait for the outside */
 		return RTO_FD_CHR;
 	case S_IFREG:
@@ -128,7 +146,7 @@ static int under_async_path(int fd)
 
 static int kind_bits(int fd, int kind)
 {
-	int bits = (kind & (int)opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE;
+	int bits = (kind & ((int)opt.fd_local | RTO_FD_THREAD)) ? CLASS_LOCAL : CLASS_REMOTE;
 	if (RTO_UNLIKELY(rto_async_paths) && under_async_path(fd))
 		bits |= ASYNC_PATH;
 	return bits;
@@ -229,7 +247,7 @@ static __attribute__((noinline)) int learn_bits(int fd, uint32_t e)
 	typeof(classify_call) call = CMM_LOAD_SHARED(classify_call);
 	if (!call)
 		return -1;
-	call(&rto_fn_fd_classify, &a, -1, NULL, 0);
+	call(&rto_fn_fd_classify, &a, fd, NULL, 0); /* fd: the trace's, for the call that asked */
 	if (a.bits < 0)
 		return -1;    /* not open (EBADF): let the call itself fail */
 	store(fd, e, a.bits); /* lost to a forget: answer this call only */
@@ -244,18 +262,20 @@ static __attribute__((noinline)) int learn_bits(int fd, uint32_t e)
  */
 int rto_fd_local_known(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX || !opt.fd_local)
+	if (fd < 0 || fd >= FD_MAX)
 		return RTO_NO;
 	uint32_t e = CMM_LOAD_SHARED(table[fd]);
 	if (RTO_UNLIKELY((e & CLASS_MASK) == CLASS_UNKNOWN))
-		return RTO_UNASKED;
+		return opt.fd_local ? RTO_UNASKED : RTO_NO; /* fd_local=none: nothing to learn */
 	return (e & CLASS_MASK) == CLASS_LOCAL ? RTO_YES : RTO_NO;
 }
 
 int rto_fd_runs_local(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX || !opt.fd_local)
-		return 0; /* fd_local=none: nothing to learn */
+	if (fd < 0 || fd >= FD_MAX)
+		return 0;
+	if (!opt.fd_local) /* only a signalfd known at its birth */
+		return rto_fd_local_known(fd) == RTO_YES;
 	int bits = bits_of(fd);
 	return bits >= 0 && (bits & CLASS_MASK) == CLASS_LOCAL;
 }
@@ -317,11 +337,14 @@ static int may_classify_here(void)
 void rto_fd_born(int fd, int kind)
 {
 	rto_fd_forget(fd);
+	if (kind == RTO_FD_THREAD && fd >= 0 && fd < FD_MAX && !rto_self.vforking)
+		use_table(); /* under fd_local=none too: nothing else makes it the caller's */
 	if (fd < 0 || fd >= FD_MAX || !CMM_LOAD_SHARED(table_used) || rto_self.vforking)
 		return;
 	if (kind >= 0) { /* a pipe, a socket, an eventfd: no path, no question to ask */
 		uint32_t e = CMM_LOAD_SHARED(table[fd]);
-		store(fd, e, (kind & (int)opt.fd_local) ? CLASS_LOCAL : CLASS_REMOTE);
+		store(fd, e,
+		      (kind & ((int)opt.fd_local | RTO_FD_THREAD)) ? CLASS_LOCAL : CLASS_REMOTE);
 		return;
 	}
 	if (may_classify_here())

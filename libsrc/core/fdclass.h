@@ -19,6 +19,8 @@ struct rto_fn;
 #define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
 #define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
 #define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
+/* Not a kind of fd_local=: a signalfd, whose calls run on their caller whatever it says. */
+#define RTO_FD_THREAD 0x100
 
 /*
  * 1: run locally.  May classify fd first (fstat/fstatfs, offloaded), but

@@ -21,7 +21,10 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -242,4 +245,40 @@ Test(fdlocal, disk_number_reborn_as_eventfd_runs_locally, .init = child_setup,
 {
 	NEED_DISK();
 	reborn("reverse", 1);
+}
+
+/*
+ * A signalfd's read takes the signals pending for the thread that reads:
+ * a signal raised on the marked thread is read by it, whatever fd_local=
+ * says (here none: every other kind is offloaded).  Before, the read ran
+ * on a helper and found nothing (EAGAIN) while the caller's epoll said the
+ * descriptor was ready: sd-event spun for ever (systemd's test-event).
+ */
+SCENARIO(signalfd_reads_the_callers_signal)
+{
+	sigset_t m;
+	struct signalfd_siginfo si;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &m, NULL) != 0 || rt_offload_mark_thread() != 0)
+		return 100;
+	int fd = signalfd(-1, &m, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0 || raise(SIGUSR1) != 0)
+		return 101;
+	ssize_t n = read(fd, &si, sizeof(si));
+	say("n=%zd errno=%d signo=%d", n, n < 0 ? errno : 0, n > 0 ? (int)si.ssi_signo : 0);
+	return n == (ssize_t)sizeof(si) && si.ssi_signo == SIGUSR1 ? 0 : 102;
+}
+
+Test(fdlocal, a_signalfd_is_read_on_its_caller_whatever_fd_local_says, .timeout = 60)
+{
+	struct proc p;
+	char st[64];
+	char *env[] = {"RTOFFLOAD_OPTIONS=fd_local=none", NULL};
+
+	cr_assert_eq(run_scenario("signalfd_reads_the_callers_signal", env, &p), 0);
+	cr_expect(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0,
+		  "%s: the signal raised on the caller was not read; %s %s",
+		  status_str(p.status, st, sizeof(st)), p.out, p.err);
 }

@@ -17,12 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -277,6 +279,19 @@ CASE(socketpair_ok) { INT(socketpair(AF_UNIX, SOCK_STREAM, 0, r->pair)); }
 CASE(socketpair_eopnotsupp) { INT(socketpair(AF_INET, SOCK_STREAM, 0, r->pair)); }
 CASE(eventfd_ok) { FD(eventfd(3, EFD_CLOEXEC)); }
 CASE(eventfd_einval) { FD(eventfd(0, 0x7fff0000)); }
+CASE(signalfd_ok)
+{
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	FD(signalfd(-1, &m, SFD_CLOEXEC));
+}
+CASE(signalfd_einval)
+{
+	sigset_t m;
+	sigemptyset(&m);
+	FD(signalfd(-1, &m, 0x7fff0000));
+}
 CASE(memfd_create_ok) { FD(memfd_create("rtoffload-test", MFD_CLOEXEC)); }
 CASE(memfd_create_einval) { FD(memfd_create("rtoffload-test", 0x7fff0000)); }
 CASE(close_range_ok)
@@ -375,6 +390,8 @@ static const struct fcase desc_cases[] = {
 	FAIL(socketpair_eopnotsupp, EOPNOTSUPP),
 	OK(eventfd_ok),
 	FAIL(eventfd_einval, EINVAL),
+	OK(signalfd_ok),
+	FAIL(signalfd_einval, EINVAL),
 	OK(memfd_create_ok),
 	FAIL(memfd_create_einval, EINVAL),
 	OK(close_range_ok),
