@@ -12,7 +12,7 @@
 # regrtest's JUnit XML (one outcome per test case) and its line per test
 # file (a file whose worker crashed or timed out leaves no test cases),
 # the installed test programs of GLib, D-Bus and PipeWire by their TAP
-# lines and their exit status.
+# lines and their exit status, systemd's unit tests by their exit status.
 # The library must not change any of those.  A difference is rerun plainly
 # once: a test whose plain outcome changes is flaky without the library.
 # expected.tsv explains the others that are inherent; anything else is a
@@ -108,6 +108,12 @@ FAST_INSTALLED = {
              "live-g-file", "contexts"],
     "dbus": ["test-fdpass", "test-dbus-daemon-fork.sh", "test-loopback", "test-sysdeps"],
     "pipewire": ["spa-stress-ringbuffer", "pw-test-stream", "pw-test-protocol-native"],
+    # a user and network namespace entered (test-loopback), processes,
+    # descriptors, signals and namespaces (test-process-util, test-fd-util,
+    # test-signal-util, test-namespace); sd-event's signalfd with every
+    # descriptor offloaded (test-event, about 10 s)
+    "systemd": ["test-loopback", "test-process-util", "test-fd-util", "test-signal-util",
+                "test-namespace", ("test-event", ["mark-all-fds"])],
 }
 FAST_CPYTHON = [
     # the child's sigaltstack() (test_stack_overflow) and the other fatal
@@ -362,11 +368,23 @@ def case_file(key):
 # Test suites that Debian installs the GNOME way ("installed tests"): a
 # .test file a test program, its Exec= line the command.  Most print TAP
 # (a line a test case); every program's exit status is its own outcome.
+# systemd's unit tests are the executables test-* of their directory, run
+# without arguments as its run-unit-tests.py runs them (as root: they
+# make namespaces, cgroups and mounts of their own); their outcome is the
+# exit status (77: skipped).
 INSTALLED = {
     # suite: (directory, the Debian package that installs it)
     "glib": ("/usr/share/installed-tests/glib", "libglib2.0-tests"),
     "dbus": ("/usr/share/installed-tests/dbus", "dbus-tests"),
     "pipewire": ("/usr/share/installed-tests/pipewire-0.3", "pipewire-tests"),
+    "systemd": ("/usr/lib/systemd/tests", "systemd-tests"),
+}
+# Programs not run, and why.
+INSTALLED_EXCLUDE = {
+    # It passed on its first run on this machine and failed (SIGABRT, a
+    # service's mount namespace not set up) on each later one, plainly
+    # as under the library: its outcome says what the machine holds.
+    "systemd": {"test-execute"},
 }
 
 # "ok 3 /gio/file/copy", "not ok 7 /thread/x # TODO", "ok 2 # SKIP why"
@@ -374,18 +392,37 @@ TAP_LINE = re.compile(r"^(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(?:\s+#\s*(SKIP|TODO)
                       re.I)
 
 
+def by_exec_line(suite):
+    """1: the suite's programs are .test files (the GNOME way)."""
+    return suite != "systemd"
+
+
 def every_program(suite):
-    """The suite's test programs: their .test files' paths, less ".test"."""
+    """The suite's test programs: their .test files' paths less ".test",
+    or the executables test-* of its directory."""
     top = INSTALLED[suite][0]
     names = []
-    for d, _, files in os.walk(top):
-        names += [os.path.relpath(os.path.join(d, f), top)[:-5]
-                  for f in files if f.endswith(".test")]
-    return sorted(names)
+    if by_exec_line(suite):
+        for d, _, files in os.walk(top):
+            names += [os.path.relpath(os.path.join(d, f), top)[:-5]
+                      for f in files if f.endswith(".test")]
+    else:
+        names = [f for f in os.listdir(top) if f.startswith("test-")
+                 and os.path.isfile(os.path.join(top, f))
+                 and os.access(os.path.join(top, f), os.X_OK)]
+    return sorted(n for n in names if n not in INSTALLED_EXCLUDE.get(suite, ()))
+
+
+def has_program(suite, name):
+    top = INSTALLED[suite][0]
+    return os.path.exists(os.path.join(top, name + ".test")) if by_exec_line(suite) \
+        else os.access(os.path.join(top, name), os.X_OK)
 
 
 def program_command(suite, name):
     """The program and its arguments, from its .test file's Exec= line."""
+    if not by_exec_line(suite):
+        return [os.path.join(INSTALLED[suite][0], name)]
     with open(os.path.join(INSTALLED[suite][0], name + ".test")) as f:
         for line in f:
             if line.startswith("Exec="):
@@ -505,8 +542,9 @@ def plan(a):
         else:
             names = every_program(suite) if a.full else FAST_INSTALLED[suite]
         for n in names:
+            n, modes = n if isinstance(n, tuple) else (n, ["mark-all"])
             units.append((suite, n, [], lib_modes if (a.full or a.programs or a.modes_given)
-                          else ["mark-all"]))
+                          else modes))
     if a.only in (None, "cpython"):
         if a.cpython_tests:
             files = a.cpython_tests
@@ -547,7 +585,7 @@ def main():
                    "'process' (the process-model selection) or 'all'")
     p.add_argument("--programs", help="with --only " + "|".join(INSTALLED) +
                    ": comma-separated test programs (their .test files' "
-                   "names) or 'all'")
+                   "names, systemd's test-* executables) or 'all'")
     p.add_argument("--stress-time", type=int)
     p.add_argument("--py-timeout", type=int)
     p.add_argument("--program-timeout", type=int, default=180,
@@ -596,7 +634,7 @@ def main():
         if a.only in (None, suite) and not os.path.isdir(top):
             sys.exit(f"run.sh: {suite}'s tests missing: {package} (.ci/deps)")
     for n in a.programs or []:
-        if n != "all" and not os.path.exists(os.path.join(INSTALLED[a.only][0], n + ".test")):
+        if n != "all" and not has_program(a.only, n):
             sys.exit(f"run.sh: --programs: {a.only} has no test program {n}")
 
     os.makedirs(a.out, exist_ok=True)
