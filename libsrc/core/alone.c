@@ -14,8 +14,9 @@
  *
  * Not a realtime path: a set-up call, made again after the kernel refused
  * it.  Each of our threads ends within its current bounded step (no
- * program thread is left to give a worker a call); the wait has no other
- * bound.
+ * program thread is left to give a worker a call); that wait has no other
+ * bound.  The kernel's letting them go is waited for 1 s at most: after
+ * that the call is made again anyway, and the kernel answers it.
  */
 #include "rto_fast.h"
 #include "backstop.h"
@@ -89,13 +90,19 @@ static int only_ours_beside(int32_t *tids, int *n)
 	return 0;
 }
 
-/* Each of them gone from the kernel's thread group: tgkill finds it no more. */
+/*
+ * The kernel has let each of ours go: the process counts one thread (a
+ * thread leaves the count after it let go of the memory and the fs it
+ * shared), or, if /proc cannot tell, tgkill finds none of those there
+ * were at the start.
+ */
 static int gone(const int32_t *tids, int n)
 {
 	pid_t pid = getpid();
+	int all = threads_now();
 
-	if (rto_own_threads_running())
-		return 0;
+	if (all >= 0)
+		return all == 1;
 	for (int i = 0; i < n; i++)
 		if (rto_syscall(SYS_tgkill, pid, tids[i], 0) == 0)
 			return 0;
@@ -113,15 +120,20 @@ static void leave(const int32_t *tids, int n)
 	rto_stall_leave();
 	if (live_leave)
 		live_leave();
-	while (!gone(tids, n))
+	/* Each ends within its current step (no program thread gives a worker a call). */
+	while (rto_own_threads_running())
 		pause_us(200);
 	/*
-	 * None of ours is left to read the queue: as in a forked child,
-	 * zeroes (ready 0, leave 0), and the next offload starts them.
+	 * Their start routines have returned: none reads the queue any more.
+	 * As in a forked child, zeroes (ready 0, leave 0): the next offload
+	 * starts them.
 	 */
 	rto_fork_wipe_queue();
 	if (live_left)
 		live_left();
+	/* A thread is let go microseconds after its routine's end: at most 1 s. */
+	for (int i = 0; i < 5000 && !gone(tids, n); i++)
+		pause_us(200);
 }
 
 int rto_alone(void)

@@ -9,9 +9,11 @@
  * thread of the process is one of ours: no program thread can offload
  * meanwhile, and a signal handler's calls run on the caller (BUSY).  It
  * stores rto_q->leave, wakes each thread of ours, which sees it and ends,
- * and waits until the kernel has let the last one go; then it zeroes the
- * queue, as a forked child's.  rto_alone_on_leave() is called once at
- * load, before any of our threads runs.
+ * waits until the start routine of each has returned (own_thread.c's rows,
+ * read with acquire) and zeroes the queue, as a forked child's; then it
+ * waits, 1 s at most, until the kernel has let the last one go.
+ * rto_alone_on_leave() is called once at load, before any of our threads
+ * runs.
  */
 #ifndef RTO_ALONE_H
 #define RTO_ALONE_H
