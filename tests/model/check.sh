@@ -167,7 +167,8 @@ check_mutant() {
 # the queue; a signal handler without SA_RESTART runs on caller 0
 # (NO_SIGNALS: not), caller 1 is cancelled (NO_CANCEL: not); TAKEBACK:
 # caller 0 takes back a post (on_stall=local); GROW: workers=1 and an extra
-# worker, caller 0's first call blocks for good.  README.md, "Runs", says
+# worker, caller 0's first call blocks for good; LEAVE: the workers end
+# once the callers are done (alone.c).  README.md, "Runs", says
 # why these.  The longest first, so that the lanes end together.
 models="
 kick end -DNO_CANCEL
@@ -176,6 +177,7 @@ cancel end -DNO_SIGNALS
 takeback end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1
 takeback_reuse end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR1=0 -O0
 grow end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
+leave end -DLEAVE -DNO_SIGNALS -DNO_CANCEL -DNO_WORKER_TIMEOUT -DR=1
 "
 
 # ---- the seeded bugs (README.md, "Mutants") ---------------------------------------
@@ -193,6 +195,7 @@ MUT_REQ_CLEAR_LATE end -DNO_CANCEL
 MUT_NO_TAKE_KICK end -DNO_CANCEL
 MUT_TAKE_NO_CAS end -DTAKEBACK -DNO_SIGNALS -DNO_CANCEL -DR=1 -O0
 MUT_NO_SLEEPER_WAKE end -DGROW -DNO_SIGNALS -DNO_CANCEL -O0
+MUT_LEAVE_NOT_WORK end -DLEAVE -DNO_SIGNALS -DNO_CANCEL -DNO_WORKER_TIMEOUT -DR=1
 "
 
 names=()

@@ -98,6 +98,7 @@ bool cancelbudget[C];
 bool stallbudget[C];	/* TAKEBACK: its stall_us passes once (transport.c stall_passed) */
 bool taken[C * R + 1];	/* P5: request c R + k was taken back by its caller */
 bool alive[W];		/* GROW: q->running[w].alive (worker 0 always) */
+bool leave;		/* LEAVE: q->leave (alone.c): the workers are to end */
 
 /* GROW: workers= is 1, and worker 1 comes and goes (helper.c rto_helpers_grow). */
 #ifdef GROW
@@ -112,7 +113,12 @@ bool alive[W];		/* GROW: q->running[w].alive (worker 0 always) */
 #define MUT_HOLD_OFF 0
 #endif
 
+#if defined(LEAVE) && !defined(MUT_LEAVE_NOT_WORK)
+/* alone.c: leave makes has_work() true, so that no worker sleeps through it */
+#define HAS_WORK (inq[0] || inq[1] || post[0] != seen[0] || post[1] != seen[1] || leave)
+#else
 #define HAS_WORK (inq[0] || inq[1] || post[0] != seen[0] || post[1] != seen[1])
+#endif
 
 #if C != 2 || W != 2
 #error "futex_wake, slot_take and HAS_WORK spell out 2 callers and 2 workers"
@@ -631,7 +637,15 @@ end_call: /* a call that blocks for good (GROW) ends here; its caller's state sa
 	 * same seq until wake_seq moved: one wait whose timer is re-armed,
 	 * which the model, without a clock, does not tell apart.
 	 */
-poll:	/*
+poll:
+#ifdef LEAVE
+	/* idle()'s first look: the workers are to end (alone.c) */
+	if
+	:: atomic { leave -> alive[w] = 0 }; goto end_gone
+	:: else -> skip
+	fi;
+#endif
+	/*
 	 * poll_until(): head.next or q->pending; a slot's post, claimed here
 	 * (rto_helper_claimed); else, at the deadline, the sleep (whose re-check
 	 * is has_work()).  A poll that saw nothing is the sleep at once.
@@ -712,6 +726,23 @@ end_watch:
 }
 #endif
 
+#ifdef LEAVE
+/*
+ * alone.c, once the program's only thread is in its unshare(): no caller
+ * has a request left.  leave, then wake_seq moved and every sleeper woken;
+ * each worker must end (an invalid end state here if one sleeps on).
+ */
+proctype leaver()
+{
+	(ret[0] && ret[1]);
+	atomic { leave = 1 };
+	atomic { bumped[0] = window[0]; bumped[1] = window[1] }; /* wake_seq++ */
+	futex_wake(WSEQ);
+	futex_wake(WSEQ); /* FUTEX_WAKE(INT32_MAX): one each */
+	(!alive[0] && !alive[1])
+}
+#endif
+
 init
 {
 	atomic {
@@ -733,6 +764,10 @@ init
 #else
 		alive[1] = 1;
 		run worker(1)
+#endif
+#ifdef LEAVE
+		;
+		run leaver()
 #endif
 	}
 }
