@@ -86,6 +86,15 @@ static int eager;      /* unmarked threads classify what they create */
 
 /* ---- asking the kernel ------------------------------------------------------- */
 
+/* What /proc/self/fd/FD names (not NUL-terminated): its length, or -1. */
+static long fd_target(int fd, char *buf, size_t size)
+{
+	char link[32];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	return rto_syscall(SYS_readlinkat, AT_FDCWD, link, buf, size);
+}
+
 /*
  * A signalfd (RTO_FD_THREAD): its read takes the signals pending for the
  * thread that reads, beside the process's.  On a helper, a signal sent to
@@ -97,10 +106,9 @@ static int eager;      /* unmarked threads classify what they create */
 static int is_signalfd(int fd)
 {
 	static const char name[] = "anon_inode:[signalfd]";
-	char link[32], target[sizeof(name)];
+	char target[sizeof(name)];
+	long n = fd_target(fd, target, sizeof(target));
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	long n = rto_syscall(SYS_readlinkat, AT_FDCWD, link, target, sizeof(target));
 	return n == (long)sizeof(name) - 1 && memcmp(target, name, sizeof(name) - 1) == 0;
 }
 
@@ -134,10 +142,9 @@ static int kind_of(int fd)
 /* The file's path as the kernel knows it now, matched against async_path=. */
 static int under_async_path(int fd)
 {
-	char link[32], path[PATH_MAX];
+	char path[PATH_MAX];
+	long n = fd_target(fd, path, sizeof(path) - 1);
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	long n = rto_syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
 	if (n <= 0 || path[0] != '/') /* sockets, pipes: "socket:[N]", no path */
 		return 0;
 	path[n] = '\0';
