@@ -71,21 +71,30 @@ static int threads_now(void)
 
 /*
  * Every thread but the caller is one of ours: *n of them, their tids in
- * tids.  Asked a few times over about 5 ms: one of ours may be starting,
- * or ending (out of its row before the kernel lets it go).
+ * tids.  glibc counts one of ours from its pthread_create until it takes
+ * itself off the count (lifetime.c), and again as it ends; the kernel
+ * counts it until it is let go.  So the counts may disagree while one of
+ * ours starts or ends, which on a loaded machine may take a while: asked
+ * again every 200 us, for 200 ms at most.  A thread glibc counts that none
+ * of ours explains is the program's: then 5 ms, as long as one of ours
+ * takes to leave its row and the count, and the answer is no.
  */
 static int only_ours_beside(int32_t *tids, int *n)
 {
-	if (rto_lifetime_app_threads() > 1) /* glibc counts a thread of the program's */
-		return 0;
-	for (int tries = 0; tries < 50; tries++) {
+	for (int tries = 0; tries < 1000; tries++) {
+		int app = rto_lifetime_app_threads(); /* -1: glibc's count unknown */
+		int born = rto_own_threads_being_born();
 		*n = rto_own_threads(tids, ALONE_MAX);
 		int all = threads_now();
 		if (all < 0)
 			return 0;
-		if (all == 1 + *n && !rto_own_threads_being_born())
+		int counted = *n + born - (int)CMM_LOAD_SHARED(rto_q->helpers);
+		int program = app > 1 + (counted > 0 ? counted : 0);
+		if (program && tries >= 25)
+			return 0;
+		if (!program && app <= 1 && all == 1 + *n && !born)
 			return *n > 0;
-		pause_us(100);
+		pause_us(200);
 	}
 	return 0;
 }
