@@ -907,3 +907,21 @@ void h_print_row(const char *label, const struct h_summary *s)
 	       h_fmt_ns(b[3], s->p999), h_fmt_ns(b[4], s->max));
 	fflush(stdout);
 }
+
+void h_report_items(struct h_reply *r, const char *config, const char *const *items, size_t n,
+		    struct h_json *j)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct h_item *it = h_reply_get(r, items[k]);
+		char label[64];
+		struct h_summary s;
+
+		if (!it)
+			continue;
+		snprintf(label, sizeof(label), "%s %s", config, items[k]);
+		h_summarize(it->v, it->n, &s);
+		h_print_row(label, &s);
+		if (j)
+			hj_summary(j, label, &s);
+	}
+}

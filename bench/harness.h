@@ -225,6 +225,13 @@ const char *h_fmt_ns(char buf[16], uint64_t ns);
 const char *h_fmt_pretty(char buf[16], uint64_t ns);
 /* One table row: label and the summary's n p50 p90 p99 p99.9 max. */
 void h_print_row(const char *label, const struct h_summary *s);
+/*
+ * A configuration's reply, one row per item: labelled "config item",
+ * summarised (the samples sorted in place), printed, and added to *j
+ * (NULL: printed only).  An item the reply lacks is skipped.
+ */
+void h_report_items(struct h_reply *r, const char *config, const char *const *items, size_t n,
+		    struct h_json *j);
 void h_print_header(const char *title, const char *unit);
 
 #endif /* BENCH_HARNESS_H */

@@ -88,20 +88,11 @@ int main(int argc, char **argv)
 		if (cfg[c].lib && !h_opt.lib)
 			continue;
 		struct h_reply r = h_child_run(cfg[c].name, "", cfg[c].lib, cfg[c].options, 300);
-		for (int k = 0; k < 2 && r.status == 0; k++) {
-			const char *item = k ? "fflush" : "line";
-			const struct h_item *it = h_reply_get(&r, item);
-			char label[64];
-			struct h_summary s;
-			if (!it)
-				continue;
-			snprintf(label, sizeof(label), "%s %s", cfg[c].name, item);
-			h_summarize(it->v, it->n, &s);
-			h_print_row(label, &s);
-			if (json)
-				hj_summary(&j, label, &s);
-		}
-		if (r.status != 0)
+		static const char *const items[] = {"line", "fflush"};
+		if (r.status == 0)
+			h_report_items(&r, cfg[c].name, items, sizeof(items) / sizeof(items[0]),
+				       json ? &j : NULL);
+		else
 			printf("logging: %s: the measuring child failed (status %d)\n", cfg[c].name,
 			       r.status);
 		h_reply_free(&r);

@@ -54,6 +54,7 @@ struct call {
 	char wake[64];	    /* "wake:...": the call sleeps until a time its arguments give */
 	char timeout[64];   /* "timeout:...": it waits at most until a time they give */
 	char timer[16];	    /* "timerfd:create|set", "timer:create|set|delete": see emit_timer */
+	char buffered[32];  /* "buffered:...": a call its stream's buffer may serve */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -158,7 +159,7 @@ static void parse_params(struct call *c, char *text)
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
  * flush  cancel  lock  callbacks:P,...  first  caller  spawn  stream:S  wake:...
- * timeout:...  timerfd:create|set  timer:create|set|delete
+ * timeout:...  timerfd:create|set  timer:create|set|delete  buffered:...
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -198,12 +199,14 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->timeout, sizeof(c->timeout), "%s", t + 8);
 		} else if (!strncmp(t, "timerfd:", 8) || !strncmp(t, "timer:", 6)) {
 			snprintf(c->timer, sizeof(c->timer), "%s", t);
+		} else if (!strncmp(t, "buffered:", 9)) {
+			snprintf(c->buffered, sizeof(c->buffered), "%s", t + 9);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
 				"cancel, lock, teardown, dlerror, callbacks:, first, caller, "
 				"spawn, stream:, wake:, timeout:, timerfd:create|set, "
-				"timer:create|set|delete)",
+				"timer:create|set|delete, buffered:)",
 				c->name, t);
 		}
 	}
@@ -383,6 +386,43 @@ static const char *flags_of(const struct call *c)
 }
 
 /*
+ * "buffered:": how many bytes the call reads from its stream's buffer or
+ * writes into it (route.h rto_buffered_arg).  Reads: byte, one (getc);
+ * items=S,N, S * N (fread); line=N, N - 1 or fewer up to a newline (fgets,
+ * N counting the NUL).  Writes: putbyte (putc), putitems=S,N (fwrite),
+ * putstr=S, strlen(S) (fputs), putline=S, strlen(S) + 1 (puts).
+ */
+static const char *buffered_arg(const struct call *c)
+{
+	static char buf[160];
+	char a[32] = "", b[32] = "";
+
+	if (!strcmp(stream_of(c), "NULL"))
+		fail_at(c->line, "'%s': buffered:, but no stream", c->name);
+	if (!strcmp(c->buffered, "byte"))
+		snprintf(buf, sizeof(buf), "rto_buffered_arg(1, 0)");
+	else if (sscanf(c->buffered, "items=%31[^,],%31s", a, b) == 2)
+		snprintf(buf, sizeof(buf), "rto_buffered_arg(rto_items_bytes(%s, %s), 0)", a, b);
+	else if (sscanf(c->buffered, "line=%31s", a) == 1)
+		snprintf(buf, sizeof(buf), "rto_buffered_arg(%s > 0 ? (size_t)%s - 1 : 0, 1)", a,
+			 a);
+	else if (!strcmp(c->buffered, "putbyte"))
+		snprintf(buf, sizeof(buf), "rto_buffered_put_arg(1)");
+	else if (sscanf(c->buffered, "putitems=%31[^,],%31s", a, b) == 2)
+		snprintf(buf, sizeof(buf), "rto_buffered_put_arg(rto_items_bytes(%s, %s))", a, b);
+	else if (sscanf(c->buffered, "putstr=%31s", a) == 1)
+		snprintf(buf, sizeof(buf), "rto_buffered_put_arg(strlen(%s))", a);
+	else if (sscanf(c->buffered, "putline=%31s", a) == 1)
+		snprintf(buf, sizeof(buf), "rto_buffered_put_arg(strlen(%s) + 1)", a);
+	else
+		fail_at(c->line,
+			"'%s': buffered:%s is none of byte, items=S,N, line=N, putbyte, "
+			"putitems=S,N, putstr=S, putline=S",
+			c->name, c->buffered);
+	return buf;
+}
+
+/*
  * The one entry of the routing core: rto_call(fn, args, fd, stream,
  * callbacks), with the call's descriptor (byfd), its stream, and whether a
  * callback was given.
@@ -421,6 +461,8 @@ static const char *route_call(const struct call *c)
 	if (addr >= 0 && len >= 0 && !strcmp(c->cls, "memory"))
 		snprintf(how + strlen(how), sizeof(how) - strlen(how),
 			 " | rto_range_arg(addr, len)");
+	if (c->buffered[0])
+		snprintf(how + strlen(how), sizeof(how) - strlen(how), " | %s", buffered_arg(c));
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
 		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;

@@ -13,6 +13,7 @@
  * nothing (no counter, no helper started, no report).  A fact that costs
  * something to learn (the descriptor's class, a round trip the first time;
  * starting the helpers; reading the call's path; taking a stream's lock;
+ * looking into its buffer;
  * the thread's own state, a load or two) is learnt only when the
  * decision needs it: the input says RTO_UNASKED, and rto_decide() answers
  * RTO_NEED_*, which the caller learns and asks again.  So the decision
@@ -40,6 +41,13 @@ enum rto_call_how {
 	RTO_CALL_PATH = 1 << 3,	     /* rto_call_path is its path (rto_path_arg) */
 	RTO_CALL_WRITES = 1 << 4,    /* opens its path for writing */
 	RTO_CALL_OWNMEM = 1 << 5,    /* its range touches memory a helper runs on (own_memory.c) */
+	/*
+	 * A stream read or write that its buffer may serve (calls.tbl's
+	 * "buffered:"); how's bits from RTO_CALL_WANT_SHIFT up say how many
+	 * bytes, and which (route.h rto_buffered_arg).
+	 */
+	RTO_CALL_BUFFERED = 1 << 6,
+	RTO_CALL_BUFLINE = 1 << 7, /* ... or fewer, up to a newline (fgets) */
 };
 
 enum rto_verdict {
@@ -55,6 +63,7 @@ enum rto_verdict {
 	RTO_NEED_PATH,	     /* path_self: does the path name the thread's own /proc entry */
 	RTO_NEED_STREAM,     /* stream_held, lending_ok: take the call's lock, is it ours */
 	RTO_NEED_ASYNC_PATH, /* fd_async: is the descriptor's file under async_path= */
+	RTO_NEED_BUFFER,     /* buffered: does the stream's buffer serve the read or write */
 	RTO_VERDICT_MASK = 15,
 	/* A reason the caller acts on besides the verdict. */
 	RTO_WHY_WARN = 16, /* handling warn: report the call site (LOCAL) */
@@ -95,6 +104,7 @@ struct rto_decide_in {
 	unsigned char fd_local, fd_async, path_self;
 	unsigned char stream_held; /* the caller holds the stream's lock (RTO_UNASKED: not asked) */
 	unsigned char lending_ok;  /* a held lock may be lent to a helper (stdio_lock.c) */
+	unsigned char buffered;	   /* the stream's buffer serves the call, seen under its lock */
 };
 
 /*
@@ -186,6 +196,21 @@ static inline __attribute__((always_inline)) int rto_decide_call(const struct rt
 		if (asks && in->fd_local == RTO_UNASKED)
 			return RTO_NEED_FD;
 		if (asks && in->fd_local == RTO_YES)
+			return RTO_RUN_LOCAL;
+	}
+	/*
+	 * A stream read that its buffer already holds, a write that its
+	 * buffer has room for, is glibc's own fast path: a copy, no kernel
+	 * entry.  Short, so here (strict too), under the stream's lock taken
+	 * as the call takes it (RTO_NEED_STREAM, which then serves the
+	 * thread's half as well).
+	 */
+	if ((in->how & RTO_CALL_BUFFERED) && in->stream && in->handling == RTO_OFFLOAD) {
+		if (in->stream_held == RTO_UNASKED)
+			return RTO_NEED_STREAM;
+		if (in->buffered == RTO_UNASKED)
+			return RTO_NEED_BUFFER;
+		if (in->buffered == RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
 	/*

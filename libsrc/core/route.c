@@ -19,6 +19,7 @@
 #include "dns_state.h"
 #include "helper.h"
 #include "stdio_lock.h"
+#include "stdio_buffer.h"
 #include "sanitizer.h"
 #include "futex.h"
 #include "stats.h"
@@ -286,6 +287,12 @@ static __attribute__((noinline)) int asked(struct rto_fn *fn, void *args, int fd
 			*taken = (fn->flags & RTO_F_LOCK) && rto_stream_lock_for_call(stream);
 			in.stream_held = fact(rto_stream_owner_if_self(stream) != NULL);
 			in.lending_ok = fact(in.stream_held == RTO_YES && rto_stream_lending_ok());
+			continue;
+		case RTO_NEED_BUFFER:
+			/* Seen under the stream's lock, or where the call takes none. */
+			in.buffered = fact(rto_stream_buffer_holds(
+				stream, how,
+				in.stream_held == RTO_YES || !(fn->flags & RTO_F_LOCK)));
 			continue;
 		case RTO_RUN_OFFLOAD:
 			offload(fn, args, stream, in.stream_held == RTO_YES ? stream : NULL);

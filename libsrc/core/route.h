@@ -39,6 +39,40 @@ static inline unsigned rto_path_arg(const char *path)
 	return RTO_CALL_PATH;
 }
 /*
+ * A stream read or write (calls.tbl's "buffered:") of want bytes, or for a
+ * read with line, fewer up to a newline (fgets): route.c runs it on the
+ * caller when the stream's buffer holds them, or has room for them
+ * (stdio_buffer.c), as glibc's own getc and putc macros would, with no
+ * kernel entry.  The count travels in how's bits RTO_CALL_WANT_SHIFT to
+ * 30, and RTO_CALL_PUT in bit 31, not in the thread's state, so a signal
+ * handler's call in between cannot change them.  A count past
+ * RTO_CALL_WANT_MAX is more than a stream buffer holds: such a call is not
+ * asked about, but a line, by its newline only.
+ */
+#define RTO_CALL_WANT_SHIFT 8
+#define RTO_CALL_WANT_MAX   ((1u << 23) - 1)
+#define RTO_CALL_PUT	    (1u << 31)
+static inline unsigned rto_buffered_arg(size_t want, int line)
+{
+	if (want > RTO_CALL_WANT_MAX) {
+		if (!line)
+			return 0;
+		want = RTO_CALL_WANT_MAX;
+	}
+	return RTO_CALL_BUFFERED | (line ? RTO_CALL_BUFLINE : 0) |
+	       (unsigned)want << RTO_CALL_WANT_SHIFT;
+}
+static inline unsigned rto_buffered_put_arg(size_t want)
+{
+	return want > RTO_CALL_WANT_MAX ? 0 : RTO_CALL_PUT | rto_buffered_arg(want, 0);
+}
+/* fread's size * n, saturated: an overflow wants more than any buffer holds. */
+static inline size_t rto_items_bytes(size_t size, size_t n)
+{
+	size_t bytes;
+	return __builtin_mul_overflow(size, n, &bytes) ? (size_t)-1 : bytes;
+}
+/*
  * The routing core: carries out, for a marked thread's call, what
  * rto_decide() (decide.h) says: here, on a helper, or not at all.  Every
  * wrapper, generated or written by hand, and the library's own requests

@@ -21,6 +21,7 @@
  *     after pauses long enough for every helper to fall asleep.
  */
 #include "harness.h"
+#include "call_witness.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -146,80 +147,7 @@ Test(async_log, fflush_does_not_wait_for_a_held_helper, .timeout = TEST_TIMEOUT)
 	tmp_remove(dir);
 }
 
-/* ---- a system call witness on the logging thread ------------------------------------ */
-
-/*
- * Every system call the witnessed thread makes traps (SECCOMP_RET_TRAP)
- * unless it comes from log_syscall6's instruction: the handler counts it
- * and makes it from there (tests/periodic/periodic_child.c does the same).
- */
-__asm__(".pushsection .text\n"
-	".type log_syscall6,@function\n"
-	"log_syscall6:\n"
-	"	mov %rdi, %rax\n"
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov %rcx, %rdx\n"
-	"	mov %r8, %r10\n"
-	"	mov %r9, %r8\n"
-	"	mov 8(%rsp), %r9\n"
-	"	syscall\n"
-	"log_syscall6_after:\n"
-	"	ret\n"
-	".size log_syscall6, .-log_syscall6\n"
-	".popsection\n");
-long log_syscall6(long nr, long a, long b, long c, long d, long e, long f);
-extern const char log_syscall6_after[];
-
-/* The sanitizer runtimes map memory on the thread that needs it: theirs, not the library's. */
-static int sanitizer_own(long nr)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_madvise || nr == SYS_mprotect;
-#else
-	(void)nr;
-	return 0;
-#endif
-}
-
-static _Atomic long seen_wait, seen_wake, seen_other, other_nr;
-
-static void on_sigsys(int sig, siginfo_t *si, void *vctx)
-{
-	(void)sig;
-	greg_t *g = ((ucontext_t *)vctx)->uc_mcontext.gregs;
-	long nr = si->si_syscall;
-
-	if (nr == SYS_futex) {
-		if ((g[REG_RSI] & FUTEX_CMD_MASK) != FUTEX_WAKE)
-			atomic_fetch_add(&seen_wait, 1); /* the caller waited */
-		else
-			atomic_fetch_add(&seen_wake, 1); /* the caller woke a helper */
-	} else if (!sanitizer_own(nr)) {
-		atomic_fetch_add(&seen_other, 1);
-		atomic_store(&other_nr, nr);
-	}
-	g[REG_RAX] = log_syscall6(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8],
-				  g[REG_R9]);
-}
-
-static int install_witness(void)
-{
-	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
-
-	/*
-	 * libc's own sigaction, not the library's: its trampoline would note
-	 * our SIGSYS as a signal that interrupted an offloaded call, and ask
-	 * the kernel for its flags: a system call of the witness's own.
-	 */
-	libc_sigaction_fn *libc_sigaction = libc_sigaction_of_libc();
-
-	sigemptyset(&sa.sa_mask);
-	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	return (int)raw_seccomp_witness((uintptr_t)log_syscall6_after);
-}
+/* ---- a system call witness on the logging thread (call_witness.h) ------------------ */
 
 struct witnessed {
 	FILE *f;

@@ -34,15 +34,15 @@
 /* The input's values, as the library makes them: 0/1 flags, facts within enum rto_fact. */
 static int library_values(const struct rto_decide_in *in)
 {
-	return in->handling <= RTO_ASYNC && in->how < 64 && in->helpers <= RTO_HELPERS_FAILED &&
-	       in->stream <= 1 && in->queue <= 1 && in->sigsys <= 1 && in->strict <= 1 &&
-	       in->own_ctx <= 1 && in->self_known <= 1 &&
-	       (in->self_known || (!in->strict && !in->own_ctx)) &&
+	return in->handling <= RTO_ASYNC && in->helpers <= RTO_HELPERS_FAILED && in->stream <= 1 &&
+	       in->queue <= 1 && in->sigsys <= 1 && in->strict <= 1 && in->own_ctx <= 1 &&
+	       in->self_known <= 1 && (in->self_known || (!in->strict && !in->own_ctx)) &&
 	       !(in->sigsys && in->helpers == RTO_HELPERS_UNASKED) && in->children_caller <= 1 &&
 	       in->async_paths <= 1 && in->callbacks_here <= 1 && in->first_done <= 1 &&
 	       in->fd_local == RTO_UNASKED && in->fd_async == RTO_UNASKED &&
 	       in->path_self == RTO_UNASKED && in->stream_held == RTO_UNASKED &&
-	       in->lending_ok == RTO_UNASKED && !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
+	       in->lending_ok == RTO_UNASKED && in->buffered == RTO_UNASKED &&
+	       !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,8 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < sizeof(in))
 		return 0;
 	memcpy(&in, data, sizeof(in));
-	if (size > sizeof(in))
+	if (size > sizeof(in)) /* the answers: two bytes, FACT_COUNT bits */
 		facts = data[sizeof(in)];
+	if (size > sizeof(in) + 1)
+		facts |= (unsigned)data[sizeof(in) + 1] << 8;
 	int documented = library_values(&in);
 	int sigsys = in.sigsys;
 	unsigned asked = 0;
@@ -67,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "the decision is pure");
 		if (v <= RTO_RUN_FALLBACK || (v & RTO_WHY_WARN))
 			break;
-		CHECK(step <= FACT_COUNT && v <= RTO_NEED_ASYNC_PATH && !(asked & (1u << v)),
+		CHECK(step <= FACT_COUNT && v <= RTO_NEED_BUFFER && !(asked & (1u << v)),
 		      "each fact is asked for once, then a verdict");
 		asked |= 1u << v;
 		CHECK(!(sigsys && v == RTO_NEED_HELPERS), "a SIGSYS handler never starts helpers");
@@ -94,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case RTO_NEED_ASYNC_PATH:
 			in.fd_async = decide_yes(facts, FACT_ASYNC_PATH);
+			break;
+		case RTO_NEED_BUFFER:
+			in.buffered = decide_yes(facts, FACT_BUFFERED);
 			break;
 		case RTO_NEED_SELF:
 			in.self_known = 1;

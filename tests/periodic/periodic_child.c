@@ -57,74 +57,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "harness/raw_seccomp.h"
-#include "raw_syscall_asm.h" /* libsrc's: the backstop's raw call is the same text */
+#include "harness/call_witness.h"
 #include "rtoffload.h"
 
 static long period_ns = 1000000; /* 1 kHz unless told */
 #define CALLS 1
-
-#if defined(__x86_64__)
-/* The one instruction the filter lets through: syscall6(nr, a..f). */
-__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(periodic_syscall6) ".popsection\n");
-long periodic_syscall6(long nr, long a, long b, long c, long d, long e, long f);
-extern const char periodic_syscall6_after[];
-
-/*
- * The sanitizer runtimes map memory on the thread that needs it (see
- * tests/test_witness.c); those are theirs, not the library's.
- */
-static int sanitizer_own(long nr)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_madvise || nr == SYS_mprotect;
-#else
-	(void)nr;
-	return 0;
-#endif
-}
-
-static _Atomic long seen_futex, seen_wake, seen_other, other_nr;
-
-static void on_sigsys(int sig, siginfo_t *si, void *vctx)
-{
-	(void)sig;
-	ucontext_t *ctx = vctx;
-	greg_t *g = ctx->uc_mcontext.gregs;
-	long nr = si->si_syscall;
-
-	if (nr == SYS_futex) {
-		atomic_fetch_add(&seen_futex, 1);
-		if ((g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAKE)
-			atomic_fetch_add(&seen_wake, 1);
-	} else if (!sanitizer_own(nr)) {
-		atomic_fetch_add(&seen_other, 1);
-		atomic_store(&other_nr, nr);
-	}
-	g[REG_RAX] = periodic_syscall6(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
-				       g[REG_R8], g[REG_R9]);
-}
-
-static int install_witness(void)
-{
-	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
-
-	/*
-	 * libc's own sigaction, not the library's: its trampoline would note
-	 * our SIGSYS as a signal that interrupted the offloaded call, and the
-	 * caller would then ask the kernel for its flags (signals.c), a system
-	 * call caused by the witness itself.
-	 */
-	libc_sigaction_fn *libc_sigaction = libc_sigaction_of_libc();
-
-	sigemptyset(&sa.sa_mask);
-	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	/* Raw: a filter installed through libc makes the library run our calls here. */
-	return (int)raw_seccomp_witness((uintptr_t)periodic_syscall6_after);
-}
-#endif
 
 static long cycles_max, run_wanted;
 static const char *wait_how = "sleep";
@@ -272,10 +209,12 @@ static void *loop(void *arg)
 		wait_next(&t);
 		res->cycles++;
 		for (int k = 0; k < CALLS; k++) {
-			long f0 = atomic_load(&seen_futex), o0 = atomic_load(&seen_other);
+			long f0 = atomic_load(&seen_wait) + atomic_load(&seen_wake),
+			     o0 = atomic_load(&seen_other);
 			long w0 = atomic_load(&seen_wake);
 			ssize_t n = write(fd, buf, sizeof(buf));
-			long f = atomic_load(&seen_futex) - f0, o = atomic_load(&seen_other) - o0;
+			long f = atomic_load(&seen_wait) + atomic_load(&seen_wake) - f0,
+			     o = atomic_load(&seen_other) - o0;
 			res->calls++;
 			res->bad_writes += n != (ssize_t)sizeof(buf);
 			res->futex_calls += f > 0;

@@ -27,11 +27,11 @@ enum decide_fact {
 	FACT_HELPERS_UP, /* starting the helpers works */
 	FACT_PATH_SELF,	 /* the path names the thread's own /proc entry */
 	FACT_HELD,	 /* the caller holds the stream's lock */
-	FACT_LENDING,
-	/* a held lock may be lent */ FACT_ASYNC_PATH, /* the descriptor's file lies under
-							  async_path= */
-	FACT_STRICT,				       /* the thread's mode is strict */
-	FACT_OWN_CTX, /* the thread has a kernel context of its own */
+	FACT_LENDING,	 /* a held lock may be lent */
+	FACT_ASYNC_PATH, /* the descriptor's file lies under async_path= */
+	FACT_STRICT,	 /* the thread's mode is strict */
+	FACT_OWN_CTX,	 /* the thread has a kernel context of its own */
+	FACT_BUFFERED,	 /* the stream's buffer holds what the read wants */
 	FACT_COUNT
 };
 
@@ -40,10 +40,17 @@ static inline unsigned char decide_yes(unsigned bits, int f)
 	return (bits >> f) & 1 ? RTO_YES : RTO_NO;
 }
 
+/* A stream read that its buffer may hold (calls.tbl's "buffered:"), of an offload row. */
+static inline int decide_buffered_read(const struct rto_decide_in *in)
+{
+	return (in->how & RTO_CALL_BUFFERED) && in->stream && in->handling == RTO_OFFLOAD;
+}
+
 /*
  * Short and bounded, so run on the caller even by a strict thread: with
  * these arguments, on this descriptor (fd_local=), past its only slow first
- * use (calls.tbl's "first").  A policy's strict or warn still wins.
+ * use (calls.tbl's "first"), a read its stream's buffer holds.  A policy's
+ * strict or warn still wins.
  */
 static inline int decide_short(const struct rto_decide_in *in)
 {
@@ -51,7 +58,8 @@ static inline int decide_short(const struct rto_decide_in *in)
 
 	return in->handling == RTO_OFFLOAD &&
 	       ((byfd && in->fd_local == RTO_YES) || (in->how & RTO_CALL_SHORT) ||
-		((in->flags & RTO_F_FIRST) && in->first_done));
+		((in->flags & RTO_F_FIRST) && in->first_done) ||
+		(decide_buffered_read(in) && in->buffered == RTO_YES));
 }
 
 /*
@@ -102,6 +110,13 @@ static inline const char *decide_check_ask(const struct rto_decide_in *in, int n
 		if (in->sigsys && in->helpers != RTO_HELPERS_READY && !in->strict)
 			return "a SIGSYS handler with no helper asks no descriptor's class";
 	}
+	if (need == RTO_NEED_BUFFER)
+		return decide_buffered_read(in) && in->stream_held != RTO_UNASKED
+			       ? NULL
+			       : "only a buffered stream read asks about its buffer, under its "
+				 "lock";
+	if (need == RTO_NEED_STREAM && decide_buffered_read(in))
+		return NULL; /* its buffer is looked at under the lock, whatever the thread */
 	if ((need == RTO_NEED_PATH || need == RTO_NEED_STREAM) &&
 	    (in->helpers != RTO_HELPERS_READY || in->strict || in->own_ctx))
 		return "the path and the stream are looked at only on the way to a helper";
@@ -216,6 +231,9 @@ static inline const char *rto_decide_walk(struct rto_decide_in *in, unsigned fac
 			break;
 		case RTO_NEED_ASYNC_PATH:
 			in->fd_async = decide_yes(fact_bits, FACT_ASYNC_PATH);
+			break;
+		case RTO_NEED_BUFFER:
+			in->buffered = decide_yes(fact_bits, FACT_BUFFERED);
 			break;
 		case RTO_NEED_SELF:
 			in->self_known = 1;

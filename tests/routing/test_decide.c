@@ -19,8 +19,8 @@
 static const unsigned short flag_bits[] = {RTO_F_BYFD,	  RTO_F_FIRST,	   RTO_F_CALLER,
 					   RTO_F_SPAWN,	  RTO_F_CALLBACKS, RTO_F_TEARDOWN,
 					   RTO_F_INTERNAL};
-static const unsigned char how_bits[] = {RTO_CALL_BYFD, RTO_CALL_SHORT, RTO_CALL_CALLBACKS,
-					 RTO_CALL_PATH, RTO_CALL_OWNMEM};
+static const unsigned char how_bits[] = {RTO_CALL_BYFD, RTO_CALL_SHORT,	 RTO_CALL_CALLBACKS,
+					 RTO_CALL_PATH, RTO_CALL_OWNMEM, RTO_CALL_BUFFERED};
 #define NFLAGS (sizeof(flag_bits) / sizeof(flag_bits[0]))
 #define NHOW   (sizeof(how_bits) / sizeof(how_bits[0]))
 
@@ -40,11 +40,12 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 		cr_assert(why == NULL,
 			  "%s: handling %d flags %#x how %#x strict %d own %d sigsys %d helpers %d "
 			  "queue %d stream %d cc %d ap %d cb %d first %d fd %d path %d held %d "
-			  "lend %d async %d -> %#x",
+			  "lend %d async %d buffered %d -> %#x",
 			  why, in->handling, in->flags, in->how, in->strict, in->own_ctx,
 			  in->sigsys, in->helpers, in->queue, in->stream, in->children_caller,
 			  in->async_paths, in->callbacks_here, in->first_done, in->fd_local,
-			  in->path_self, in->stream_held, in->lending_ok, in->fd_async, v);
+			  in->path_self, in->stream_held, in->lending_ok, in->fd_async,
+			  in->buffered, v);
 		return;
 	}
 	cr_assert(!(asked & (1u << v)), "fact %d asked twice (flags %#x how %#x)", v, in->flags,
@@ -87,6 +88,9 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 			break;
 		case RTO_NEED_ASYNC_PATH:
 			next.fd_async = fact;
+			break;
+		case RTO_NEED_BUFFER:
+			next.buffered = fact;
 			break;
 		default:
 			cr_assert_fail("no such answer: %d", v);

@@ -1089,6 +1089,9 @@ CASE(fputc_ebadf) { INT(fputc('Q', x->fr)); }
 CASE(putc_ok) { INT((putc)('R', x->fwo)); }
 CASE(putchar_ok) { INT((putchar)('S')); }
 CASE(fgetc_ok) { INT(fgetc(x->fr)); }
+CASE(fgetc_buffered) { INT(fgetc(x->fr)); }
+HOOK(prep_fw_put1) { fputc('p', x->fw); }
+CASE(fwrite_buffered) { INT(fwrite("abc", 1, 3, x->fw)); }
 CASE(fgetc_eof) { INT(fgetc(x->fw)); }
 CASE(fgetc_ebadf) { INT(fgetc(x->fwo)); }
 CASE(getc_ok) { INT((getc)(x->fpipe)); }
@@ -1193,12 +1196,16 @@ static const struct fcase stdio_cases[] = {
 	OK(__fgets_chk_ok),
 	OK(fputs_ok),
 	FAIL(fputs_ebadf, EBADF),
-	OK(puts_ok),
+	/* stdout's buffer has room (the capture flushed it): a copy into it, here. */
+	ENTRY(puts_ok, .local = 1),
 	OK(fputc_ok),
 	FAIL(fputc_ebadf, EBADF),
 	OK(putc_ok),
-	OK(putchar_ok),
+	ENTRY(putchar_ok, .local = 1), /* the same */
 	OK(fgetc_ok),
+	/* Its buffer holds the byte, or has room (calls.tbl's buffered:): here. */
+	ENTRY(fgetc_buffered, .local = 1, .prep = prep_fr_read3),
+	ENTRY(fwrite_buffered, .local = 1, .prep = prep_fw_put1),
 	ENTRY(fgetc_eof, .fail = 1),
 	FAIL(fgetc_ebadf, EBADF),
 	OK(getc_ok),
@@ -1231,7 +1238,7 @@ static const struct fcase stdio_cases[] = {
 	OK(fgets_unlocked_ok),
 	OK(fputc_unlocked_ok),
 	OK(putc_unlocked_ok),
-	OK(putchar_unlocked_ok),
+	ENTRY(putchar_unlocked_ok, .local = 1), /* the same */
 	OKP(fflush_unlocked_ok, prep_fw_pending, NULL),
 };
 

@@ -60,95 +60,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "harness/raw_seccomp.h"
+#include "harness/call_witness.h"
 #include "rtoffload.h"
 
 #define PERIOD_NS 1000000 /* 1 kHz */
-
-#if defined(__x86_64__)
-/* The one instruction the filter lets through: syscall6(nr, a..f). */
-__asm__(".pushsection .text\n"
-	".globl trace_syscall6\n"
-	".hidden trace_syscall6\n"
-	".type trace_syscall6,@function\n"
-	"trace_syscall6:\n"
-	"	mov %rdi, %rax\n"
-	"	mov %rsi, %rdi\n"
-	"	mov %rdx, %rsi\n"
-	"	mov %rcx, %rdx\n"
-	"	mov %r8, %r10\n"
-	"	mov %r9, %r8\n"
-	"	mov 8(%rsp), %r9\n"
-	"	syscall\n"
-	".globl trace_syscall6_after\n"
-	".hidden trace_syscall6_after\n"
-	"trace_syscall6_after:\n"
-	"	ret\n"
-	".size trace_syscall6, .-trace_syscall6\n"
-	".popsection\n");
-long trace_syscall6(long nr, long a, long b, long c, long d, long e, long f);
-extern const char trace_syscall6_after[];
-
-/*
- * The sanitizer runtimes map memory on the thread that needs it (see
- * tests/test_witness.c); those are theirs, not the library's.
- */
-static int sanitizer_own(long nr)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_madvise || nr == SYS_mprotect;
-#else
-	(void)nr;
-	return 0;
-#endif
-}
-
-/* The system calls a window of the loop made, other than futex and the one it allows. */
-static _Atomic long seen_other, other_nr, allowed_nr = -1;
-
-static void on_sigsys(int sig, siginfo_t *si, void *vctx)
-{
-	(void)sig;
-	ucontext_t *ctx = vctx;
-	greg_t *g = ctx->uc_mcontext.gregs;
-	long nr = si->si_syscall;
-
-	if (nr != SYS_futex && nr != atomic_load(&allowed_nr) && !sanitizer_own(nr)) {
-		atomic_fetch_add(&seen_other, 1);
-		atomic_store(&other_nr, nr);
-	}
-	g[REG_RAX] = trace_syscall6(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8],
-				    g[REG_R9]);
-}
-
-static libc_sigaction_fn *libc_sigaction;
-
-/* Unmarked, before the loop's thread starts (no_new_privs is inherited). */
-static void prepare_witness(void)
-{
-	libc_sigaction = libc_sigaction_of_libc();
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		libc_sigaction = NULL;
-}
-
-static int install_witness(void)
-{
-	struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESTART};
-
-	/*
-	 * libc's own sigaction, not the library's: its trampoline would note
-	 * our SIGSYS as a signal that interrupted the offloaded call, and the
-	 * caller would then ask the kernel for its flags (signals.c), a system
-	 * call caused by the witness itself.  Found, and no_new_privs set, by
-	 * main() before the loop is marked: nothing here is a traced call.
-	 */
-	sigemptyset(&sa.sa_mask);
-	if (!libc_sigaction || libc_sigaction(SIGSYS, &sa, NULL) != 0)
-		return -1;
-	/* Raw: a filter installed through libc makes the library run our calls here. */
-	return (int)raw_seccomp_witness((uintptr_t)trace_syscall6_after);
-}
-#endif
 
 static long cycles_max;
 static int with_witness, burst, async_log, traps, pool, hog, forks;
@@ -174,11 +89,11 @@ struct result {
 /* Run the window [a call] and count what it made that it should not have. */
 #define WINDOW(res, allowed, call)                                \
 	do {                                                      \
-		atomic_store(&allowed_nr, (allowed));             \
+		atomic_store(&witness_allowed_nr, (allowed));     \
 		long o0_ = atomic_load(&seen_other);              \
 		call;                                             \
 		long o_ = atomic_load(&seen_other) - o0_;         \
-		atomic_store(&allowed_nr, -1);                    \
+		atomic_store(&witness_allowed_nr, -1);            \
 		(res)->other += o_;                               \
 		if (o_)                                           \
 			(res)->other_nr = atomic_load(&other_nr); \
@@ -364,8 +279,8 @@ int main(int argc, char **argv)
 		forks |= strcmp(argv[i], "fork") == 0;
 	}
 #if defined(__x86_64__)
-	if (with_witness)
-		prepare_witness();
+	if (with_witness) /* unmarked: nothing there is a traced call */
+		witness_prepare();
 #endif
 	if (pthread_create(&t, NULL, loop, &res) != 0)
 		return 1;
