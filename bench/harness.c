@@ -925,3 +925,32 @@ void h_report_items(struct h_reply *r, const char *config, const char *const *it
 			hj_summary(j, label, &s);
 	}
 }
+
+int h_items_main(int argc, char **argv, const char *family, const char *title,
+		 const struct h_config *cfg, size_t ncfg, const char *const *items, size_t nitems,
+		 void (*child_main)(void))
+{
+	struct h_json j;
+
+	h_init(argc, argv);
+	if (h_opt.child) {
+		child_main();
+		return 0;
+	}
+	int json = h_opt.out && hj_open(&j, h_opt.out) == 0;
+	h_print_header(title, NULL);
+	for (size_t c = 0; c < ncfg; c++) {
+		if (cfg[c].lib && !h_opt.lib)
+			continue;
+		struct h_reply r = h_child_run(cfg[c].name, "", cfg[c].lib, cfg[c].options, 300);
+		if (r.status == 0)
+			h_report_items(&r, cfg[c].name, items, nitems, json ? &j : NULL);
+		else
+			printf("%s: %s: the measuring child failed (status %d)\n", family,
+			       cfg[c].name, r.status);
+		h_reply_free(&r);
+	}
+	if (json)
+		hj_close(&j);
+	return 0;
+}

@@ -234,4 +234,20 @@ void h_report_items(struct h_reply *r, const char *config, const char *const *it
 		    struct h_json *j);
 void h_print_header(const char *title, const char *unit);
 
+/* A configuration of a family whose child sends named sample sets (h_send_samples). */
+struct h_config {
+	const char *name;    /* the rows' label: "plain", "marked"... */
+	const char *options; /* RTOFFLOAD_OPTIONS for the child (NULL: none) */
+	int lib;	     /* 1: the child runs under the library (skipped without --lib) */
+};
+/*
+ * The whole main() of such a family: h_init(), then in the child
+ * child_main(); in the parent, the header (title), each configuration's
+ * child run (300 s at most) and its items reported (h_report_items), or
+ * one line saying it failed.  Returns main()'s status.
+ */
+int h_items_main(int argc, char **argv, const char *family, const char *title,
+		 const struct h_config *cfg, size_t ncfg, const char *const *items, size_t nitems,
+		 void (*child_main)(void));
+
 #endif /* BENCH_HARNESS_H */

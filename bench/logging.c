@@ -65,39 +65,15 @@ static void child_main(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name, *options;
-		int lib;
-	} cfg[] = {
+	static const struct h_config cfg[] = {
 		{"plain", NULL, 0},
 		{"offloaded", "fd_local=none", 1},
 		{"async", "policy=stdio:async:fd_local=none", 1},
 	};
-	struct h_json j;
+	static const char *const items[] = {"line", "fflush"};
 
-	h_init(argc, argv);
-	if (h_opt.child) {
-		child_main();
-		return 0;
-	}
-	int json = h_opt.out && hj_open(&j, h_opt.out) == 0;
-	h_print_header(
-		"logging: fprintf to a file, fflush every tenth line (a line with its fflush)",
-		NULL);
-	for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
-		if (cfg[c].lib && !h_opt.lib)
-			continue;
-		struct h_reply r = h_child_run(cfg[c].name, "", cfg[c].lib, cfg[c].options, 300);
-		static const char *const items[] = {"line", "fflush"};
-		if (r.status == 0)
-			h_report_items(&r, cfg[c].name, items, sizeof(items) / sizeof(items[0]),
-				       json ? &j : NULL);
-		else
-			printf("logging: %s: the measuring child failed (status %d)\n", cfg[c].name,
-			       r.status);
-		h_reply_free(&r);
-	}
-	if (json)
-		hj_close(&j);
-	return 0;
+	return h_items_main(
+		argc, argv, "logging",
+		"logging: fprintf to a file, fflush every tenth line (a line with its fflush)", cfg,
+		sizeof(cfg) / sizeof(cfg[0]), items, sizeof(items) / sizeof(items[0]), child_main);
 }

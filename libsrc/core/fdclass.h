@@ -10,15 +10,10 @@
 #define RTO_FDCLASS_H
 
 #include "rto_base.h"
+#include "options.h" /* the fd_local= kinds, RTO_FD_PIPE... */
 
 struct rto_fn;
 
-/* fd_local= kinds */
-#define RTO_FD_PIPE   0x01 /* pipes and FIFOs */
-#define RTO_FD_SOCKET 0x02 /* sockets */
-#define RTO_FD_ANON   0x04 /* eventfd, timerfd, signalfd, epoll */
-#define RTO_FD_TMPFS  0x08 /* files on tmpfs or ramfs, memfd */
-#define RTO_FD_CHR    0x10 /* character devices: /dev/null, ttys, serial ports */
 /* Not a kind of fd_local=: a signalfd, whose calls run on their caller whatever it says. */
 #define RTO_FD_THREAD 0x100
 
