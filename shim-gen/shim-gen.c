@@ -55,6 +55,7 @@ struct call {
 	char timeout[64];   /* "timeout:...": it waits at most until a time they give */
 	char timer[16];	    /* "timerfd:create|set", "timer:create|set|delete": see emit_timer */
 	char buffered[32];  /* "buffered:...": a call its stream's buffer may serve */
+	char shortarg[48];  /* "short:random=LEN,FLAGS": short with these arguments */
 	struct param p[MAX_PARAMS];
 	int np, variadic, line;
 };
@@ -159,7 +160,7 @@ static void parse_params(struct call *c, char *text)
 /*
  * After (params): forget:FD,...  born:FD[=KIND],...  async[:ADAPTER]
  * flush  cancel  lock  callbacks:P,...  first  caller  spawn  stream:S  wake:...
- * timeout:...  timerfd:create|set  timer:create|set|delete  buffered:...
+ * timeout:...  timerfd:create|set  timer:create|set|delete  buffered:...  short:...
  */
 static void parse_annotations(struct call *c, char *text)
 {
@@ -201,15 +202,33 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->timer, sizeof(c->timer), "%s", t);
 		} else if (!strncmp(t, "buffered:", 9)) {
 			snprintf(c->buffered, sizeof(c->buffered), "%s", t + 9);
+		} else if (!strncmp(t, "short:", 6)) {
+			snprintf(c->shortarg, sizeof(c->shortarg), "%s", t + 6);
 		} else {
 			fail_at(c->line,
 				"'%s': unknown annotation '%s' (forget:, born:, async, flush, "
 				"cancel, lock, teardown, dlerror, callbacks:, first, caller, "
 				"spawn, stream:, wake:, timeout:, timerfd:create|set, "
-				"timer:create|set|delete, buffered:)",
+				"timer:create|set|delete, buffered:, short:)",
 				c->name, t);
 		}
 	}
+}
+
+/*
+ * "short:": the arguments that make the call short and bounded, so that a
+ * marked thread makes it itself (decide.h RTO_CALL_SHORT).  random=LEN,FLAGS:
+ * getrandom's (libsrc/core/random_short.h).
+ */
+static const char *short_arg(const struct call *c)
+{
+	static char buf[128];
+	char a[32], b[32];
+
+	if (sscanf(c->shortarg, "random=%31[^,],%31s", a, b) != 2)
+		fail_at(c->line, "'%s': short:%s is not random=LEN,FLAGS", c->name, c->shortarg);
+	snprintf(buf, sizeof(buf), "rto_random_short_arg(%s, %s)", a, b);
+	return buf;
 }
 
 /* The wrapper lives in libsrc/: shim-gen writes only its real pointer (and descriptor). */
@@ -463,6 +482,8 @@ static const char *route_call(const struct call *c)
 			 " | rto_range_arg(addr, len)");
 	if (c->buffered[0])
 		snprintf(how + strlen(how), sizeof(how) - strlen(how), " | %s", buffered_arg(c));
+	if (c->shortarg[0])
+		snprintf(how + strlen(how), sizeof(how) - strlen(how), " | %s", short_arg(c));
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
 		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
 	return buf;

@@ -28,7 +28,7 @@ static const char *const flags[][2] = {
 	{"fixed", "RTO_SYS_FIXED"},	{"emul", "RTO_SYS_EMUL"},
 	{"again", "RTO_SYS_AGAIN"},	{"forget0", "RTO_SYS_FORGET0"},
 	{"forget1", "RTO_SYS_FORGET1"}, {"forgetall", "RTO_SYS_FORGETALL"},
-	{"ctx", "RTO_SYS_CTX"},
+	{"ctx", "RTO_SYS_CTX"},		{"short:random", "RTO_SYS_SHORT_RANDOM"},
 };
 #define N(a) (sizeof(a) / sizeof(a[0]))
 

@@ -69,6 +69,8 @@ enum rto_sys_flag {
 	RTO_SYS_FORGET1 = 1 << 5,   /* ... in argument 1 */
 	RTO_SYS_FORGETALL = 1 << 6, /* ... possibly any (close_range) */
 	RTO_SYS_CTX = 1 << 7, /* may give the thread a kernel context of its own (context.c) */
+	/* Short with getrandom's arguments (1: bytes, 2: flags): random_short.h. */
+	RTO_SYS_SHORT_RANDOM = 1 << 8,
 	RTO_SYS_FORGETS = RTO_SYS_FORGET0 | RTO_SYS_FORGET1 | RTO_SYS_FORGETALL,
 };
 
@@ -76,7 +78,7 @@ struct rto_sysent {
 	const char *name;	/* NULL: no such system call */
 	unsigned char cls;	/* enum rto_class */
 	unsigned char handling; /* enum rto_handling: offload, local, strict, warn */
-	unsigned char flags;	/* enum rto_sys_flag */
+	unsigned short flags;	/* enum rto_sys_flag */
 };
 
 RTO_HIDDEN extern struct rto_sysent rto_sysent[RTO_SYSENT_COUNT];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-thread state: marking and unmarking, marked time and faults, the signal mask. */
+#include "random_short.h"
 #include "backstop.h"
 #include "options.h"
 #include "rto_fast.h"
@@ -49,6 +50,7 @@ void rto_thread_capture(struct rto_thread *t)
 	unsigned char sel =
 		rto_backstop_enter(); /* the library's own calls: armed, they would trap */
 	rto_ctx_check_at_mark();
+	rto_random_learn(); /* getrandom's short form, once the pool is ready */
 	t->prio = 0;
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
 	    (policy == SCHED_FIFO || policy == SCHED_RR))

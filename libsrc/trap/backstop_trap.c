@@ -53,6 +53,7 @@
 #include "callsite.h"
 #include "route.h"
 #include "fdclass.h"
+#include "random_short.h"
 #include "transport.h"
 #include "sanitizer.h"
 #include "backstop.h"
@@ -355,7 +356,7 @@ RTO_UNINSTRUMENTED static long run_here(long nr, const long *a, ucontext_t *uc, 
 
 static void forget(long nr, const long *a, long ret)
 {
-	unsigned char f = rto_sysent[nr].flags;
+	unsigned short f = rto_sysent[nr].flags;
 	if (ret < 0 && !(f & RTO_SYS_FORGETALL))
 		return;
 	if (f & RTO_SYS_FORGET0)
@@ -380,13 +381,17 @@ static void count(long nr, int what, const ucontext_t *uc)
  * The decision's input from the table's row, as a wrapper's call is
  * decided (decide.h), but as the SIGSYS handler's: it starts no helper.
  */
-static inline struct rto_decide_in row_in(long nr)
+static inline struct rto_decide_in row_in(long nr, const long *a)
 {
 	const struct rto_sysent *e = &rto_sysent[nr];
 
 	return (struct rto_decide_in){
 		.handling = e->handling,
 		.flags = (e->flags & RTO_SYS_BYFD) ? RTO_F_BYFD : 0,
+		/* Its arguments: a short getrandom (arc4random's, getentropy's) runs here. */
+		.how = (unsigned char)((e->flags & RTO_SYS_SHORT_RANDOM)
+					       ? rto_random_short_arg((size_t)a[1], (unsigned)a[2])
+					       : 0),
 		.sigsys = 1,
 	};
 }
@@ -407,7 +412,7 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		rto_backstop_count(nr, RTO_BS_LOCAL);
 		return run_here(nr, a, uc, again);
 	}
-	struct rto_decide_in in = row_in(nr);
+	struct rto_decide_in in = row_in(nr, a);
 	in.helpers = helpers_ready() ? RTO_HELPERS_READY : RTO_HELPERS_DOWN;
 	rto_decide_self(&in);
 	int v;
@@ -462,7 +467,7 @@ int rto_bs_syscall(long nr, const long *a, const void *pc, long *ret)
 	 * text, which the backstop's region lets through whatever the
 	 * selector says.  Nothing else runs, so the selector stays as it is.
 	 */
-	struct rto_decide_in in = row_in(nr);
+	struct rto_decide_in in = row_in(nr, a);
 	if (rto_decide_call(&in) == RTO_RUN_LOCAL && !(rto_sysent[nr].flags & RTO_SYS_FORGETS)) {
 		*ret = run_local(nr, a);
 		return 1;

@@ -27,6 +27,7 @@
 #include "wake_hint.h"	   /* wake: and timeout: in calls.tbl */
 #include "timerfd_track.h" /* timerfd: in calls.tbl */
 #include "timer_track.h"   /* timer: in calls.tbl */
+#include "random_short.h"  /* short:random= in calls.tbl */
 
 /* The descriptor of a directory stream, for "forget:dir:D" (NULL: -1). */
 static inline int rto_fd_of_dir(DIR *d)

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/epoll.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "raw_seccomp.h"
+#include "raw_syscall_asm.h" /* libsrc's: a raw instruction, outside libc and the library */
 #include "rtoffload.h"
 
 #ifndef SYS_SECCOMP
@@ -49,6 +51,9 @@
 #endif
 
 extern char **environ;
+
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(trap_syscall6) ".popsection\n");
+long trap_syscall6(long nr, long a, long b, long c, long d, long e, long f);
 
 /* The witness: nr fails with EHWPOISON on this thread only.  0, or -1. */
 static int witness(long nr, int raw)
@@ -183,6 +188,59 @@ Test(backstop, unmarked_thread_is_not_decided, .timeout = TEST_TIMEOUT)
 	run_unmarked(getcwd_under_witness, &w);
 	cr_expect_eq(w.ret, -1);
 	cr_expect_eq(w.err, EHWPOISON, "the witness did not see the unmarked call");
+}
+
+/*
+ * getrandom's short form (random_short.h): up to 256 bytes runs on the
+ * caller, trapped (a raw instruction, as glibc's arc4random and
+ * getentropy make it) or through syscall() alike; a longer one, or one
+ * with GRND_RANDOM, is offloaded.  The witness fails getrandom on the
+ * marked thread only.
+ */
+struct randoms {
+	int witness_rc;
+	long ret[6];
+	int err[6];
+};
+
+static void getrandoms_under_witness(void *arg)
+{
+	struct randoms *w = arg;
+	static char buf[4096];
+	const struct {
+		int raw;
+		size_t len;
+		unsigned flags;
+	} calls[6] = {{1, 16, 0},  {0, 256, 0},	 {1, 8, GRND_NONBLOCK},
+		      {1, 257, 0}, {0, 4096, 0}, {1, 16, GRND_RANDOM}};
+
+	w->witness_rc = witness(SYS_getrandom, 1);
+	for (int i = 0; i < 6; i++) {
+		errno = 0;
+		w->ret[i] = calls[i].raw
+				    ? trap_syscall6(SYS_getrandom, (long)buf, (long)calls[i].len,
+						    calls[i].flags, 0, 0, 0)
+				    : syscall(SYS_getrandom, buf, calls[i].len, calls[i].flags);
+		w->err[i] = calls[i].raw && w->ret[i] < 0 ? (int)-w->ret[i] : errno;
+	}
+}
+
+Test(backstop, short_getrandom_runs_on_the_caller, .timeout = TEST_TIMEOUT)
+{
+	struct randoms w;
+	const long want[6] = {-EHWPOISON, -1, -EHWPOISON, 257, 4096, 16};
+
+	run_marked(getrandoms_under_witness, &w);
+	cr_assert_eq(w.witness_rc, 0);
+	for (int i = 0; i < 6; i++) {
+		if (want[i] == -1) /* syscall(): -1 and errno */
+			cr_expect(w.ret[i] == -1 && w.err[i] == EHWPOISON,
+				  "call %d: %ld (errno %d): not on the caller", i, w.ret[i],
+				  w.err[i]);
+		else
+			cr_expect_eq(w.ret[i], want[i], "call %d: %ld (errno %d)", i, w.ret[i],
+				     w.err[i]);
+	}
 }
 #else
 Test(backstop_off, raw_syscall_runs_on_the_caller, .timeout = TEST_TIMEOUT)

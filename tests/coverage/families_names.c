@@ -10,6 +10,7 @@
 #include <pwd.h>
 #include <shadow.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/sysinfo.h>
 #include <syslog.h>
 #include <time.h>
@@ -147,6 +148,20 @@ CASE(get_nprocs_ok) { INT(get_nprocs()); }
 CASE(get_nprocs_conf_ok) { INT(get_nprocs_conf()); }
 CASE(get_phys_pages_ok) { INT(get_phys_pages()); }
 CASE(get_avphys_pages_ok) { INT(get_avphys_pages()); r->ret = r->ret > 0; }
+/* getrandom's short form (random_short.h): up to 256 bytes, the pool ready, runs here. */
+static char rnd[4096];
+CASE(getrandom_short) { INT(getrandom(rnd, 16, 0)); }
+CASE(getrandom_short_nonblock) { INT(getrandom(rnd, 256, GRND_NONBLOCK)); }
+CASE(getrandom_long) { INT(getrandom(rnd, 257, 0)); }
+CASE(getrandom_random_flag) { INT(getrandom(rnd, 16, GRND_RANDOM)); }
+CASE(getrandom_efault)
+{
+	void *volatile bad = (void *)8; /* an address no mapping holds: the kernel's EFAULT */
+	INT(getrandom(bad, 16, 0));
+}
+CASE(getrandom_einval) { INT(getrandom(rnd, 16, 1u << 30)); }
+CASE(getentropy_ok) { INT(getentropy(rnd, 32)); }
+CASE(getentropy_eio) { INT(getentropy(rnd, 257)); }
 CASE(openlog_ok) { openlog("rto-test", LOG_NDELAY, LOG_USER); INT(0); }
 CASE(closelog_ok) { closelog(); INT(0); }
 /* clang-format on */
@@ -205,6 +220,14 @@ const struct fcase more_names_cases[] = {
 	OK(get_nprocs_conf_ok),
 	OK(get_phys_pages_ok),
 	OK(get_avphys_pages_ok),
+	LOCAL(getrandom_short),
+	LOCAL(getrandom_short_nonblock),
+	OK(getrandom_long),
+	OK(getrandom_random_flag),
+	ENTRY(getrandom_efault, .fail = 1, .err = EFAULT, .local = 1),
+	ENTRY(getrandom_einval, .fail = 1, .err = EINVAL, .local = 1),
+	LOCAL(getentropy_ok),
+	FAIL(getentropy_eio, EIO),
 	ENTRY(openlog_ok, .post = post_closelog),
 	OK(closelog_ok),
 };
