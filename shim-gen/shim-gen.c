@@ -418,6 +418,10 @@ static const char *buffered_arg(const struct call *c)
 
 	if (!strcmp(stream_of(c), "NULL"))
 		fail_at(c->line, "'%s': buffered:, but no stream", c->name);
+	if (!strcmp(c->buffered, "format"))
+		fail_at(c->line,
+			"'%s': buffered:format is a hand-written wrapper's (wrap_printf.c)",
+			c->name);
 	if (!strcmp(c->buffered, "byte"))
 		snprintf(buf, sizeof(buf), "rto_buffered_arg(1, 0)");
 	else if (sscanf(c->buffered, "items=%31[^,],%31s", a, b) == 2)

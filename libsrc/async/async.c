@@ -79,6 +79,7 @@
 #include "real.h"
 #include "route_state.h"
 #include "trace.h"
+#include "vformat.h"
 
 #include "rtoffload.h"
 
@@ -700,13 +701,7 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 
 static int format(char *out, int flag, const char *fmt, va_list ap)
 {
-	va_list copy;
-
-	va_copy(copy, ap);
-	int n = flag < 0 ? vsnprintf(out, LINE_MAX_ASYNC, fmt, copy)
-			 : __vsnprintf_chk(out, LINE_MAX_ASYNC, flag, LINE_MAX_ASYNC, fmt, copy);
-	va_end(copy);
-	return n;
+	return rto_vformat(out, LINE_MAX_ASYNC, flag, fmt, ap);
 }
 
 /*

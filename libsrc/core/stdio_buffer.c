@@ -47,3 +47,18 @@ int rto_stream_buffer_holds(FILE *f, unsigned how, int locked)
 		return 1;
 	return (how & RTO_CALL_BUFLINE) && memchr(p, '\n', have) != NULL;
 }
+
+/* glibc's _IO_UNBUFFERED and _IO_LINE_BUF (libio.h, not installed). */
+#define RTO_IO_UNBUFFERED 0x0002
+#define RTO_IO_LINE_BUF	  0x0200
+
+int rto_stream_may_take_writes(FILE *f)
+{
+	if (!f)
+		return 0;
+	RTO_HG_BENIGN_RACE(&f->_flags, sizeof(f->_flags)); /* see above */
+	RTO_HG_BENIGN_RACE(&f->_mode, sizeof(f->_mode));
+	return !(__atomic_load_n(&f->_flags, __ATOMIC_RELAXED) &
+		 (RTO_IO_UNBUFFERED | RTO_IO_LINE_BUF)) &&
+	       __atomic_load_n(&f->_mode, __ATOMIC_RELAXED) <= 0;
+}

@@ -3,11 +3,25 @@
  * The printf family.  Every variant funnels into vfprintf or
  * __vfprintf_chk with a va_list.  On x86-64 and aarch64 a va_list points
  * into the caller's frame, which stays alive while the caller waits, so
- * the worker can read the arguments where they are: no copy, no
- * vsnprintf on the realtime side.
+ * the worker can read the arguments where they are: no copy.
+ *
+ * A write that the stream's buffer takes whole is the exception
+ * (calls.tbl "buffered:format"): formatted on the caller into a line on
+ * its stack, it is put into the buffer there, under the stream's lock
+ * taken as the call takes it (decide.h RTO_NEED_BUFFER, stdio_buffer.c):
+ * a copy, no kernel entry.  Only for a fully buffered byte stream, a line
+ * shorter than RTO_PRINTF_LINE, and a format whose conversions stay in
+ * memory (conversions_stay_in_memory()).  A helper formats the rest, as
+ * before.
  */
 #include "shims_prelude.h"
 #include "callsite.h"
+#include "stdio_buffer.h"
+#include "vformat.h"
+
+#include <string.h>
+
+#define RTO_PRINTF_LINE 512
 
 struct rto_args_printf {
 	int ret;
@@ -15,11 +29,21 @@ struct rto_args_printf {
 	FILE *f;
 	const char *fmt;
 	va_list *ap;
+	/* The call formatted on the caller (NULL: not), n bytes; self: that caller's. */
+	const char *line;
+	int n;
+	const struct rto_thread *self;
 };
 
 static void run_printf(void *p)
 {
 	struct rto_args_printf *a = p;
+	/* On the caller that formatted it (the buffer's room, or a verdict to run here). */
+	if (a->line && a->self == &rto_self) {
+		size_t n = (size_t)a->n;
+		a->ret = rto_real_fwrite(a->line, 1, n, a->f) == n ? a->n : -1;
+		return;
+	}
 	if (a->flag < 0)
 		a->ret = rto_real_vfprintf(a->f, a->fmt, *a->ap);
 	else
@@ -38,7 +62,38 @@ RTO_RUN_ALIAS(__fprintf_chk);
 RTO_RUN_ALIAS(__vprintf_chk);
 RTO_RUN_ALIAS(__vfprintf_chk);
 
-/* A marked thread's printf: queued (async), or through rto_call. */
+/*
+ * Does every conversion of fmt stay in memory?  Not %m (strerror: its
+ * message catalogue may be read from a file the first time), nor a wide
+ * string or character (%ls, %lc, %S, %C: converting them may load a
+ * character set's module).  Bounded by the format's length.
+ */
+static int conversions_stay_in_memory(const char *fmt)
+{
+	for (const char *p = strchr(fmt, '%'); p; p = strchr(p, '%')) {
+		p++;
+		if (*p == '%') {
+			p++;
+			continue;
+		}
+		p += strspn(p, "0123456789$-+ #'*.I"); /* flags, width, precision, position */
+		int wide = 0;
+		for (; *p && strchr("hlLqjzZt", *p); p++)
+			wide |= *p == 'l';
+		if (*p == 'm' || *p == 'S' || *p == 'C' || (wide && (*p == 's' || *p == 'c')))
+			return 0;
+	}
+	return 1;
+}
+
+/* The call formatted into line (RTO_PRINTF_LINE bytes): its length, or -1. */
+static int format_line(char *line, int flag, const char *fmt, va_list ap)
+{
+	int n = rto_vformat(line, RTO_PRINTF_LINE, flag, fmt, ap);
+	return n < RTO_PRINTF_LINE ? n : -1;
+}
+
+/* A marked thread's printf: queued (async), served by the buffer, or through rto_call. */
 static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap)
 {
 	if (rto_async_wanted(fn, -1, f)) {
@@ -46,10 +101,22 @@ static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, 
 		if (q <= 0)
 			return q ? -1 : ret;
 	}
+	char line[RTO_PRINTF_LINE];
+	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt};
+	unsigned how = 0;
+	if (rto_stream_may_take_writes(f) && conversions_stay_in_memory(fmt)) {
+		int n = format_line(line, flag, fmt, ap);
+		if (n >= 0) {
+			a.line = line;
+			a.n = n;
+			a.self = &rto_self;
+			how = rto_buffered_put_arg((size_t)n);
+		}
+	}
 	va_list copy;
 	va_copy(copy, ap);
-	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt, .ap = &copy};
-	int ret = rto_call(fn, &a, -1, f, 0) ? -1 : a.ret;
+	a.ap = &copy;
+	int ret = rto_call(fn, &a, -1, f, how) ? -1 : a.ret;
 	va_end(copy);
 	return ret;
 }

@@ -368,6 +368,9 @@ static void work_setup(struct work *w)
 	pathf(path, "%s/stream", w->dir);
 	w->out = fopen(path, "w");
 	cr_assert(w->wfd >= 0 && w->rfd >= 0 && w->out);
+	/* Line-buffered: each fprintf line is a write, offloaded (a buffered one would run here).
+	 */
+	cr_assert_eq(setvbuf(w->out, NULL, _IOLBF, BUFSIZ), 0);
 	w->lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	w->lsn_addr = (struct sockaddr_in){.sin_family = AF_INET};
 	w->lsn_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

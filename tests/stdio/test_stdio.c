@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <stdarg.h>
+#include <wchar.h>
 
 #define LOCKED_LINES 10
 
@@ -82,6 +84,8 @@ Test(stdio, flockfile_then_fprintf_on_marked_thread, .timeout = TEST_TIMEOUT)
 	pathf(path, "%s/out", dir);
 	l.f = o.f = fopen(path, "w");
 	cr_assert_not_null(l.f);
+	/* Line-buffered: every line is flushed, so every call goes to a helper (no buffer room). */
+	cr_assert_eq(setvbuf(l.f, NULL, _IOLBF, BUFSIZ), 0);
 	start_helpers();
 	struct rt_offload_stats a = stats_now();
 
@@ -103,13 +107,10 @@ Test(stdio, flockfile_then_fprintf_on_marked_thread, .timeout = TEST_TIMEOUT)
 	cr_expect_eq(l.fflush_ret, 0);
 	cr_expect(l.still_owner, "the caller no longer owned the lock after the offloads");
 	cr_expect_eq(o.ret, 2);
-	/*
-	 * 10 fprintf and the fflush on a helper, the lock lent; the fputs,
-	 * which the stream's buffer had room for, here under the lock it holds.
-	 */
-	cr_expect_eq(b.offloaded - a.offloaded, LOCKED_LINES + 1, "offloaded %lu",
+	/* 10 fprintf, the fputs and the fflush on a helper, the lock lent. */
+	cr_expect_eq(b.offloaded - a.offloaded, LOCKED_LINES + 2, "offloaded %lu",
 		     b.offloaded - a.offloaded);
-	cr_expect_eq(b.local - a.local, 1, "ran locally: %lu", b.local - a.local);
+	cr_expect_eq(b.local - a.local, 0, "ran locally: %lu", b.local - a.local);
 	fclose(l.f);
 
 	char *s = slurp(path, NULL);
@@ -148,6 +149,7 @@ Test(stdio, nested_flockfile, .timeout = TEST_TIMEOUT)
 	pathf(path, "%s/out", dir);
 	n.f = fopen(path, "w");
 	cr_assert_not_null(n.f);
+	cr_assert_eq(setvbuf(n.f, NULL, _IOLBF, BUFSIZ), 0); /* no room: each line to a helper */
 	uint64_t before = offloaded_now();
 	run_marked(nested_job, &n);
 	cr_expect_eq(offloaded_now() - before, 3);
@@ -356,6 +358,48 @@ static void write_dry(struct buffered *b, struct phase *p)
 	fwrite(b->text + 65, 1, strlen(b->text) - 65, b->f);
 }
 
+/* ---- the printf family: the same bytes, formatted ---- */
+
+/* Through pointers: the compiler would make fprintf(f, "%c", c) an fputc, and drop an empty one. */
+static int (*volatile fprintf_fn)(FILE *, const char *, ...) = fprintf;
+static int (*volatile vfprintf_fn)(FILE *, const char *, va_list) = vfprintf;
+int __fprintf_chk(FILE *, int, const char *, ...);
+static int (*volatile fprintf_chk_fn)(FILE *, int, const char *, ...) = __fprintf_chk;
+
+static int vfprintf_of(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vfprintf_fn(f, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static void printf_served(struct buffered *b, struct phase *p)
+{
+	const char *t = b->text;
+
+	p->calls += 8;
+	fprintf_fn(b->f, "%.7s", t + 1);	  /* 1..7 */
+	fprintf_fn(b->f, "%c", t[8]);		  /* 8 */
+	fprintf_fn(b->f, "%c%c", t[9], t[10]);	  /* 9..10 */
+	vfprintf_of(b->f, "%.5s", t + 11);	  /* 11..15 */
+	fprintf_chk_fn(b->f, 1, "%.16s", t + 16); /* 16..31 */
+	fprintf_fn(b->f, "%.*s", 21, t + 32);	  /* 32..52 */
+	fprintf_fn(b->f, "%.10s%s", t + 53, "");  /* 53..62 */
+	fprintf_fn(b->f, "%s", "");		  /* no byte at all */
+	p->calls++;
+	fprintf_fn(b->f, "%c", t[63]); /* the buffer's last room (64) */
+}
+
+static void printf_dry(struct buffered *b, struct phase *p)
+{
+	p->calls += 2;
+	fprintf_fn(b->f, "%c", b->text[64]);
+	fprintf_fn(b->f, "%s", b->text + 65);
+}
+
 /* ---- the tests ---- */
 
 static void make_text(char *text)
@@ -432,7 +476,7 @@ static void a_reader(int strict)
 	tmp_remove(dir);
 }
 
-static void a_writer(int strict)
+static void a_writer_of(int strict, phase_fn served, phase_fn dry)
 {
 	char dir[PATH_MAX], path[PATH_MAX], text[TEXT_SIZE + 1];
 	static struct buffered b;
@@ -446,7 +490,7 @@ static void a_writer(int strict)
 	b.strict = strict;
 	if (strict) /* the buffer set up on this unmarked thread, with the first byte */
 		cr_assert_eq(putc(text[0], b.f), text[0]);
-	run_buffered(&b, write_first, write_served, write_dry);
+	run_buffered(&b, write_first, served, dry);
 	cr_assert_eq(fclose(b.f), 0);
 	size_t want = strict ? BUF_SIZE : strlen(text), len = 0;
 	char *s = slurp(path, &len);
@@ -455,6 +499,11 @@ static void a_writer(int strict)
 		  "the file holds %zu bytes, not the %zu written:\n%.*s", len, want, (int)len, s);
 	free(s);
 	tmp_remove(dir);
+}
+
+static void a_writer(int strict)
+{
+	a_writer_of(strict, write_served, write_dry);
 }
 
 Test(stdio, a_read_its_buffer_holds_runs_on_its_caller_with_no_system_call, .timeout = TEST_TIMEOUT)
@@ -490,4 +539,126 @@ Test(stdio, strict_makes_the_writes_its_buffer_has_room_for_and_refuses_the_rest
 	cr_skip_test("the witness is x86-64 only");
 #endif
 	a_writer(1);
+}
+
+/* The printf family, formatted on the caller: the same rule, the same bytes. */
+Test(stdio, a_printf_its_buffer_has_room_for_runs_on_its_caller_with_no_system_call,
+     .timeout = TEST_TIMEOUT)
+{
+#ifndef __x86_64__
+	cr_skip_test("the witness is x86-64 only");
+#endif
+	a_writer_of(0, printf_served, printf_dry);
+}
+
+Test(stdio, strict_makes_the_printfs_its_buffer_has_room_for_and_refuses_the_rest,
+     .timeout = TEST_TIMEOUT)
+{
+#ifndef __x86_64__
+	cr_skip_test("the witness is x86-64 only");
+#endif
+	a_writer_of(1, printf_served, printf_dry);
+}
+
+/*
+ * A format that may leave memory (%m: strerror's catalogue; %ls: a
+ * character set's module), and any printf to a line-buffered stream, go
+ * to a helper, room or not.
+ */
+struct leaves {
+	FILE *full, *line;
+	uint64_t offloaded, local;
+	int rets[4];
+};
+
+static void leaves_job(void *arg)
+{
+	struct leaves *l = arg;
+	struct rt_offload_stats s0, s1;
+
+	rt_offload_get_stats(&s0);
+	errno = ENOENT;
+	l->rets[0] = fprintf_fn(l->full, "%m|");
+	l->rets[1] = fprintf_fn(l->full, "%ls|", L"wide");
+	l->rets[2] = fprintf_fn(l->full, "%5lc|", L'w');
+	l->rets[3] = fprintf_fn(l->line, "%s", "no newline");
+	rt_offload_get_stats(&s1);
+	l->offloaded = s1.offloaded - s0.offloaded;
+	l->local = s1.local - s0.local;
+}
+
+Test(stdio, a_printf_whose_format_may_leave_memory_or_whose_stream_is_line_buffered_is_offloaded,
+     .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], full[PATH_MAX], line[PATH_MAX];
+	static char vbuf[BUFSIZ];
+	struct leaves l = {0};
+
+	tmp_make(dir);
+	pathf(full, "%s/full", dir);
+	pathf(line, "%s/line", dir);
+	l.full = fopen(full, "w");
+	l.line = fopen(line, "w");
+	cr_assert(l.full && l.line);
+	cr_assert_eq(setvbuf(l.line, vbuf, _IOLBF, sizeof(vbuf)), 0);
+	cr_assert_geq(fputs("set up|", l.full), 0); /* the buffer exists, with room */
+	start_helpers();
+	run_marked(leaves_job, &l);
+	cr_expect_eq(l.offloaded, 4, "offloaded: %llu of 4 (local %llu)",
+		     (unsigned long long)l.offloaded, (unsigned long long)l.local);
+	cr_expect_eq(l.local, 0);
+	cr_assert_eq(fclose(l.full), 0);
+	cr_assert_eq(fclose(l.line), 0);
+	size_t len = 0;
+	char *s = slurp(full, &len);
+	char want[256];
+	snprintf(want, sizeof(want), "set up|%s|wide|%5lc|", strerror(ENOENT), (wint_t)L'w');
+	cr_expect(s && strcmp(s, want) == 0, "the file holds '%s', not '%s'", s ? s : "", want);
+	cr_expect_eq(l.rets[0], (int)strlen(strerror(ENOENT)) + 1);
+	free(s);
+	s = slurp(line, &len);
+	cr_expect(s && strcmp(s, "no newline") == 0);
+	free(s);
+	tmp_remove(dir);
+}
+
+/* Holding the stream's lock (flockfile), a printf its buffer has room for runs here, under it. */
+struct held {
+	FILE *f;
+	int ret;
+	uint64_t offloaded;
+};
+
+static void held_job(void *arg)
+{
+	struct held *h = arg;
+	uint64_t before = offloaded_now();
+
+	flockfile(h->f);
+	h->ret = fprintf_fn(h->f, "held %d|", 7);
+	funlockfile(h->f);
+	h->offloaded = offloaded_now() - before;
+}
+
+Test(stdio, a_printf_under_flockfile_its_buffer_has_room_for_runs_here, .timeout = TEST_TIMEOUT)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct held h = {0};
+
+	tmp_make(dir);
+	pathf(path, "%s/out", dir);
+	h.f = fopen(path, "w");
+	cr_assert_not_null(h.f);
+	cr_assert_geq(fputs("set up|", h.f), 0); /* the buffer exists, with room */
+	start_helpers();
+	run_marked(held_job, &h);
+	cr_expect_eq(h.ret, 7);
+	cr_expect_eq(h.offloaded, 0, "offloaded %llu", (unsigned long long)h.offloaded);
+	cr_assert_eq(ftrylockfile(h.f), 0, "the stream's lock was left held");
+	funlockfile(h.f);
+	cr_assert_eq(fclose(h.f), 0);
+	char *s = slurp(path, NULL);
+	cr_expect(s && strcmp(s, "set up|held 7|") == 0, "the file holds '%s'", s ? s : "");
+	free(s);
+	tmp_remove(dir);
 }
