@@ -13,6 +13,11 @@ void rto_random_learn(void)
 	unsigned char byte;
 	int saved = errno;
 
+	/*
+	 * A flag that only ever goes from 0 to 1, read relaxed: a reader that
+	 * sees 0 offloads its call, as before (Helgrind sees no atomics).
+	 */
+	RTO_HG_BENIGN_RACE(&rto_random_ready, sizeof(rto_random_ready));
 	if (__atomic_load_n(&rto_random_ready, __ATOMIC_RELAXED))
 		return;
 	/* One byte, never waiting: it succeeds only once the pool is ready, and then always. */
