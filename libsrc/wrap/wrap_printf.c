@@ -62,6 +62,19 @@ RTO_RUN_ALIAS(__fprintf_chk);
 RTO_RUN_ALIAS(__vprintf_chk);
 RTO_RUN_ALIAS(__vfprintf_chk);
 
+/* Between '%' and the conversion: flags, width, precision, a position, '*'. */
+static int in_spec(char c)
+{
+	return (c >= '0' && c <= '9') || c == '$' || c == '-' || c == '+' || c == ' ' || c == '#' ||
+	       c == '\'' || c == '*' || c == '.' || c == 'I';
+}
+
+static int is_length(char c)
+{
+	return c == 'h' || c == 'l' || c == 'L' || c == 'q' || c == 'j' || c == 'z' || c == 'Z' ||
+	       c == 't';
+}
+
 /*
  * Does every conversion of fmt stay in memory?  Not %m (strerror: its
  * message catalogue may be read from a file the first time), nor a wide
@@ -70,18 +83,20 @@ RTO_RUN_ALIAS(__vfprintf_chk);
  */
 static int conversions_stay_in_memory(const char *fmt)
 {
-	for (const char *p = strchr(fmt, '%'); p; p = strchr(p, '%')) {
-		p++;
-		if (*p == '%') {
-			p++;
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%')
 			continue;
-		}
-		p += strspn(p, "0123456789$-+ #'*.I"); /* flags, width, precision, position */
+		if (*++p == '%')
+			continue;
+		while (in_spec(*p))
+			p++;
 		int wide = 0;
-		for (; *p && strchr("hlLqjzZt", *p); p++)
+		for (; is_length(*p); p++)
 			wide |= *p == 'l';
 		if (*p == 'm' || *p == 'S' || *p == 'C' || (wide && (*p == 's' || *p == 'c')))
 			return 0;
+		if (!*p)
+			break;
 	}
 	return 1;
 }
