@@ -18,6 +18,8 @@ function handling_text(name,    h, t) {
 	else if (h == "local") t = "local"
 	else if (h == "byfd") t = "by descriptor"
 	else if (h == "hand") t = (name in note) ? "hand-written" : "offloaded (hand-written)"
+	if (buffered[name]) t = t ", buffer-served"
+	if (shortarg[name]) t = t ", local when short"
 	if (async[name]) t = t ", async-capable"
 	return t
 }
@@ -33,6 +35,8 @@ FILENAME == ARGV[2] {
 	for (i = 1; i <= n; i++) {
 		if (tok[i] == "first") first[name] = 1
 		if (tok[i] ~ /^async/) async[name] = 1
+		if (tok[i] ~ /^buffered:/) buffered[name] = 1
+		if (tok[i] ~ /^short:/) shortarg[name] = 1
 	}
 	next
 }
@@ -72,7 +76,10 @@ END {
 	print "Handling: *offloaded*: a marked thread's call runs on a helper; *local*: it runs"
 	print "on the caller; *by descriptor*: local on pipes, sockets, eventfds, tmpfs files and"
 	print "ttys (`fd_local=`), offloaded otherwise; *offloaded at first use, then local*: only"
-	print "the first call reaches the kernel; *async-capable*: `policy=NAME:async` may queue it."
+	print "the first call reaches the kernel; *buffer-served*: on the caller when its stream's"
+	print "buffer holds the bytes it reads or has room for those it writes (`buffered:`); *local"
+	print "when short*: on the caller when its arguments make it short (`short:`); *async-capable*:"
+	print "`policy=NAME:async` may queue it."
 	print ""
 	print "## Every function RealtimeSanitizer intercepts"
 	print ""
