@@ -3,7 +3,9 @@
  * Eight marked threads hammer write/fsync/fprintf at once, each to files
  * of its own and all to one shared O_APPEND file and one shared stream.
  * Nothing may be lost, duplicated, torn or reordered within a thread:
- * every line is checked afterwards.
+ * every line is checked afterwards.  An fprintf that its stream's buffer
+ * has room for runs on its thread (stdio_buffer.c), the others on helpers
+ * that flush the same streams meanwhile: both under the stream's lock.
  */
 #include "harness.h"
 
@@ -139,9 +141,12 @@ Test(stress, eight_marked_threads_lose_nothing, .timeout = 200)
 		calls += w[i].calls;
 	}
 	struct rt_offload_stats z = stats_now();
-	cr_expect_eq(z.offloaded - a.offloaded, (uint64_t)calls, "offloaded %lu for %d calls",
-		     z.offloaded - a.offloaded, calls);
-	cr_expect_eq(z.local - a.local, 0);
+	/* Each call counted once: offloaded, or an fprintf its buffer had room for, here. */
+	uint64_t offloaded = z.offloaded - a.offloaded, local = z.local - a.local;
+	cr_expect_eq(offloaded + local, (uint64_t)calls, "offloaded %lu and local %lu for %d calls",
+		     offloaded, local, calls);
+	cr_expect_leq(local, (uint64_t)(2 * THREADS * LINES),
+		      "local %lu: more than the fprintf calls", local);
 	cr_expect_eq(z.denied - a.denied, 0);
 
 	cr_assert_eq(fclose(sh.stream), 0);
