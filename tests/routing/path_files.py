@@ -9,7 +9,10 @@ Runs WRITE_PATH (write_path.c: a marked thread writes one byte N times to a
 file) under callgrind, once with N and once with 2N writes, one profile
 per thread.  A file of the library is on the path when its instructions
 grow by at least one per write: on the caller (the program's thread) or
-on the library's threads (the workers that serve the writes).  It does
+on the library's threads (the workers that serve the writes).  When a
+measurement disagrees with the tables, two more are made and the majority
+of the three decides (callgrind's scheduling can make a run's bursts
+differ).  It does
 so twice: with the writes one after the other (a burst), and with G us
 between them (each write begins a burst, as a periodic loop's does).
 The file written lies in BUILD; on tmpfs, where a file's calls run
@@ -134,22 +137,23 @@ def main():
     return 1 if bad else 0
 
 
-def measure(args, files, env, gap_us, bad):
-    """Measure with gap_us between the writes; what disagrees with files goes to bad."""
+def crossed_sets(args, env, gap_us):
+    """One measurement: the files grown by a write on the caller, on the workers, and the counts."""
     n1, n2 = args.writes, 2 * args.writes
     with tempfile.TemporaryDirectory() as out_dir:
         c1, l1 = profile_run(args, n1, gap_us, out_dir, env)
         c2, l2 = profile_run(args, n2, gap_us, out_dir, env)
-    if not c1:  # ctest shows it as skipped (SKIP_RETURN_CODE)
-        print("path_files: SKIP: no instruction on the caller is of the library's files: "
-              "built without debug information (-g)?", file=sys.stderr)
-        return 77
+    if not c1:
+        return None
 
     def grown(a, b):
         return {f for f in set(a) | set(b) if b[f] - a[f] >= n2 - n1}
 
-    caller, library = grown(c1, c2), grown(l1, l2)
-    how = f"{gap_us} us apart" if gap_us else "one after the other"
+    return grown(c1, c2), grown(l1, l2), (c1, c2, l1, l2)
+
+
+def disagreements(files, caller, library, how):
+    bad = []
     for f in sorted(caller):
         if files.get(f) not in ("caller", "both"):
             bad.append(f"{f}: crossed on the caller ({how}), listed as {files.get(f, 'nothing')}")
@@ -159,13 +163,45 @@ def measure(args, files, env, gap_us, bad):
     for f, side in sorted(files.items()):
         if side in ("caller", "both") and f not in caller:
             bad.append(f"{f}: listed as {side}, not crossed on the caller ({how})")
-        if (side in ("worker", "both") or (side == "burst" and gap_us)) and f not in library:
+        if (side in ("worker", "both") or (side == "burst" and "apart" in how)) and f not in library:
             bad.append(f"{f}: listed as {side}, not crossed on a worker ({how})")
+    return bad
+
+
+def measure(args, files, env, gap_us, bad):
+    """Measure with gap_us between the writes; what disagrees with files goes to bad.
+
+    Under callgrind a thread may wait milliseconds for its turn, so a write
+    meant to follow the last one at once may begin a burst (route.c's
+    RTO_RQ_BURST) and take predict.c's long branch: thousands of
+    instructions that one run has more of than the other.  When the first
+    measurement disagrees with the tables, two more are made and each file
+    goes by the majority of the three.
+    """
+    n1, n2 = args.writes, 2 * args.writes
+    how = f"{gap_us} us apart" if gap_us else "one after the other"
+    first = crossed_sets(args, env, gap_us)
+    if first is None:  # ctest shows it as skipped (SKIP_RETURN_CODE)
+        print("path_files: SKIP: no instruction on the caller is of the library's files: "
+              "built without debug information (-g)?", file=sys.stderr)
+        return 77
+    runs = [first]
+    if disagreements(files, first[0], first[1], how):
+        runs += [crossed_sets(args, env, gap_us) for _ in range(2)]
+        print(f"path_files: {how}: the first measurement disagreed; the majority of 3 decides")
+
+    def majority(k):
+        seen = collections.Counter(f for r in runs for f in r[k])
+        return {f for f, n in seen.items() if 2 * n > len(runs)}
+
+    caller, library = majority(0), majority(1)
+    bad += disagreements(files, caller, library, how)
+    c1, c2, l1, l2 = runs[-1][2]
 
     def per_write(a, b, f):
         return (b[f] - a[f]) / (n2 - n1)
 
-    print(f"writes {how}; caller, instructions per write ({n1} and {n2} writes):")
+    print(f"writes {how}; caller, instructions per write ({n1} and {n2} writes, the last run):")
     for f in sorted(caller, key=lambda f: -per_write(c1, c2, f)):
         print(f"  {per_write(c1, c2, f):8.1f}  {f}")
     print("the library's threads:")
