@@ -664,6 +664,13 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 	arm(r);
 }
 
+/* Not queued: what is queued goes first, then the call is made synchronously. */
+static int in_order_sync(void)
+{
+	rto_async_barrier();
+	return 1;
+}
+
 /*
  * Accept len bytes (and a newline if nl) for fd or f.  0: queued; 1: not
  * queued, make the call synchronously; -1: a deferred error, errno set.
@@ -676,15 +683,13 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 	if (a)
 		return a;
 	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
-	if (len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
-		return 1;
+	if (len + 1 > UINT32_MAX / 2 || need > r->cap / 2) /* too big for the ring */
+		return in_order_sync();
 	if (!reserve(r, need, &skip)) {
 		rto_stats_async_full();
 		rto_trace_async_full(); /* trace.c */
-		if (rto_async_full_sync()) {
-			rto_async_barrier(); /* keep the order: what is queued goes first */
-			return 1;
-		}
+		if (rto_async_full_sync())
+			return in_order_sync();
 		arm(r);
 		while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
 			rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
@@ -708,7 +713,9 @@ static int format(char *out, int flag, const char *fmt, va_list ap)
  * The printf family: formatted straight into the ring when it has room
  * for the longest line without waiting (no copy: issue 30 wants an async
  * fprintf within ~150 ns of a buffered one); otherwise on the stack, then
- * queued as any write (which waits for room, or goes synchronous).
+ * queued as any write (which waits for room, or goes synchronous).  Not
+ * a format whose conversions may leave memory (%m, %ls: vformat.h): the
+ * call is made synchronously, and a helper formats it.
  */
 int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap, int *ret)
 {
@@ -718,11 +725,13 @@ int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_
 
 	if (a)
 		return a;
+	if (!rto_vformat_in_memory(fmt)) /* %m, %ls: formatted by a helper, synchronously */
+		return in_order_sync();
 	if (reserve(r, entry_size(LINE_MAX_ASYNC), &skip)) {
 		struct entry *e = entry_at(r, skip); /* unpublished until publish() */
 		int n = format((char *)(e + 1), flag, fmt, ap);
-		if (n < 0 || n >= LINE_MAX_ASYNC)
-			return 1; /* longer than a log line: synchronously */
+		if (n < 0 || n >= LINE_MAX_ASYNC) /* longer than a log line: synchronously */
+			return in_order_sync();
 		*ret = n;
 		publish(fn, r, e, skip, (uint32_t)n, -1, f);
 		return 0;
@@ -730,7 +739,7 @@ int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_
 	char line[LINE_MAX_ASYNC];
 	int n = format(line, flag, fmt, ap);
 	if (n < 0 || n >= LINE_MAX_ASYNC)
-		return 1;
+		return in_order_sync();
 	*ret = n;
 	return rto_async_put(fn, -1, f, line, (size_t)n, 0);
 }

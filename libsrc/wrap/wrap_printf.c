@@ -11,7 +11,7 @@
  * taken as the call takes it (decide.h RTO_NEED_BUFFER, stdio_buffer.c):
  * a copy, no kernel entry.  Only for a fully buffered byte stream, a line
  * shorter than RTO_PRINTF_LINE, and a format whose conversions stay in
- * memory (conversions_stay_in_memory()).  A helper formats the rest, as
+ * memory (vformat.h rto_vformat_in_memory()).  A helper formats the rest, as
  * before.
  */
 #include "shims_prelude.h"
@@ -62,45 +62,6 @@ RTO_RUN_ALIAS(__fprintf_chk);
 RTO_RUN_ALIAS(__vprintf_chk);
 RTO_RUN_ALIAS(__vfprintf_chk);
 
-/* Between '%' and the conversion: flags, width, precision, a position, '*'. */
-static int in_spec(char c)
-{
-	return (c >= '0' && c <= '9') || c == '$' || c == '-' || c == '+' || c == ' ' || c == '#' ||
-	       c == '\'' || c == '*' || c == '.' || c == 'I';
-}
-
-static int is_length(char c)
-{
-	return c == 'h' || c == 'l' || c == 'L' || c == 'q' || c == 'j' || c == 'z' || c == 'Z' ||
-	       c == 't';
-}
-
-/*
- * Does every conversion of fmt stay in memory?  Not %m (strerror: its
- * message catalogue may be read from a file the first time), nor a wide
- * string or character (%ls, %lc, %S, %C: converting them may load a
- * character set's module).  Bounded by the format's length.
- */
-static int conversions_stay_in_memory(const char *fmt)
-{
-	for (const char *p = fmt; *p; p++) {
-		if (*p != '%')
-			continue;
-		if (*++p == '%')
-			continue;
-		while (in_spec(*p))
-			p++;
-		int wide = 0;
-		for (; is_length(*p); p++)
-			wide |= *p == 'l';
-		if (*p == 'm' || *p == 'S' || *p == 'C' || (wide && (*p == 's' || *p == 'c')))
-			return 0;
-		if (!*p)
-			break;
-	}
-	return 1;
-}
-
 /* The call formatted into line (RTO_PRINTF_LINE bytes): its length, or -1. */
 static int format_line(char *line, int flag, const char *fmt, va_list ap)
 {
@@ -119,7 +80,7 @@ static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, 
 	char line[RTO_PRINTF_LINE];
 	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt};
 	unsigned how = 0;
-	if (rto_stream_may_take_writes(f) && conversions_stay_in_memory(fmt)) {
+	if (rto_stream_may_take_writes(f) && rto_vformat_in_memory(fmt)) {
 		int n = format_line(line, flag, fmt, ap);
 		if (n >= 0) {
 			a.line = line;

@@ -563,19 +563,29 @@ int sc_async_error(int argc, char **argv)
 struct calls {
 	FILE *f;
 	int fd;
-	long r_fwrite, r_fputs, r_fputc, r_putc, r_fprintf, r_write, r_puts, r_putchar, r_printf;
+	long r_fwrite, r_fputs, r_fputc, r_putc, r_fprintf, r_fprintf_m, r_fprintf_long,
+		r_fwrite_big, r_write, r_puts, r_putchar, r_printf;
 };
 
 /* Each stdio write the async handling covers, once, in a known order. */
 static void each_call(void *arg)
 {
 	struct calls *c = arg;
+	static char big[200 * 1024]; /* more than half the ring (async_ring_kb=256) */
 
+	memset(big, 'B', sizeof(big));
 	c->r_fwrite = (long)fwrite("fwrite|", 7, 1, c->f);
 	c->r_fputs = fputs("fputs|", c->f);
 	c->r_fputc = fputc('c', c->f);
 	c->r_putc = putc('d', c->f);
 	c->r_fprintf = fprintf(c->f, "|fprintf %d|", 7);
+	errno = ENOENT; /* %m: not formatted here (strerror may read a catalogue), not queued */
+	c->r_fprintf_m = fprintf(c->f, "%m|");
+	fputs("a|", c->f); /* queued: each call not queued comes after one that is */
+	c->r_fprintf_long = fprintf(c->f, "%*s|", 1100, "L"); /* longer than a log line: the same */
+	fputs("b|", c->f);
+	/* Too big for the ring: the same. */
+	c->r_fwrite_big = (long)fwrite(big, 1, sizeof(big), c->f);
 	c->r_write = write(c->fd, "write|", 6);
 	c->r_puts = puts("puts-line");
 	c->r_putchar = putchar('P');
@@ -599,10 +609,10 @@ int sc_async_calls(int argc, char **argv)
 	fclose(c.f);
 	close(c.fd);
 	fflush(stdout);
-	say("fwrite=%ld fputs=%ld fputc=%ld putc=%ld fprintf=%ld write=%ld puts=%ld putchar=%ld "
-	    "printf=%ld",
-	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_write, c.r_puts,
-	    c.r_putchar, c.r_printf);
+	say("fwrite=%ld fputs=%ld fputc=%ld putc=%ld fprintf=%ld fprintf_m=%ld "
+	    "fprintf_long=%ld fwrite_big=%ld write=%ld puts=%ld putchar=%ld printf=%ld",
+	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_fprintf_m,
+	    c.r_fprintf_long, c.r_fwrite_big, c.r_write, c.r_puts, c.r_putchar, c.r_printf);
 	return 0;
 }
 

@@ -166,30 +166,51 @@ static void expect_file(const char *name, const char *want)
 
 	child_path(path, name);
 	char *text = slurp(path, NULL);
-	cr_expect_str_eq(text ? text : "(none)", want, "%s", name);
+	cr_expect_str_eq(text ? text : "(none)", want, "%s: \"%.200s\"", name,
+			 text ? text : "(none)");
 	free(text);
 }
 
 /*
  * One call of each (child_async.c, each_call): queued, and their bytes in
- * the order of the calls; each returns what the call itself would.
+ * the order of the calls; each returns what the call itself would.  A
+ * printf whose format has %m is not formatted on the caller: strerror may
+ * read its message catalogue from a file.  It is made synchronously (by a
+ * helper), in its place among the queued lines.
  */
-static void each_call(const char *const *queued)
+static void each_call(const char *const *queued, const char *fprintf_name)
 {
 	struct run r;
 
 	RUN_CHILD(&r, "policy=stdio:async,write:async", "async_calls", child_dir);
 	assert_child_exit0(&r);
-	for (; *queued; queued++)
-		cr_expect_eq(json_family(&r, *queued, "async"), 1, "%s not queued", *queued);
-	expect_file("calls.file", "fwrite|fputs|cd|fprintf 7|");
+	for (; *queued; queued++) /* fputs three times: the two between the synchronous ones */
+		cr_expect_eq(json_family(&r, *queued, "async"), strcmp(*queued, "fputs") ? 1 : 3,
+			     "%s not queued", *queued);
+	cr_expect_eq(json_family(&r, fprintf_name, "async"), 1, "%s with %%m or long queued",
+		     fprintf_name);
+	long sync =
+		json_family(&r, fprintf_name, "offloaded") + json_family(&r, fprintf_name, "local");
+	cr_expect_eq(sync, 2, "%s with %%m or long not made synchronously: %s", fprintf_name,
+		     r.out);
+	long big = out_long(r.out, "fwrite=", "fwrite_big", -1);
+	cr_assert_gt(big, 128 * 1024, "the big fwrite fits half a ring: %s", r.out);
+	char *want = malloc(1300 + (size_t)big);
+	cr_assert_not_null(want);
+	int n = snprintf(want, 1300, "fwrite|fputs|cd|fprintf 7|No such file or directory|a|%*s|b|",
+			 1100, "L");
+	memset(want + n, 'B', (size_t)big);
+	want[n + big] = 0;
+	expect_file("calls.file", want);
+	free(want);
 	expect_file("calls.write", "write|");
 	cr_expect_not_null(strstr(r.out, "puts-line\nP|printf 8\n"), "stdout: %s", r.out);
 	static const struct {
 		const char *key;
 		long want;
-	} rets[] = {{"fwrite", 1}, {"fputc", 'c'},   {"putc", 'd'}, {"fprintf", 11},
-		    {"write", 6},  {"putchar", 'P'}, {"printf", 10}};
+	} rets[] = {{"fwrite", 1},   {"fputc", 'c'},	{"putc", 'd'},
+		    {"fprintf", 11}, {"fprintf_m", 26}, {"fprintf_long", 1101},
+		    {"write", 6},    {"putchar", 'P'},	{"printf", 10}};
 	for (size_t i = 0; i < sizeof(rets) / sizeof(rets[0]); i++)
 		cr_expect_eq(out_long(r.out, "fwrite=", rets[i].key, -999), rets[i].want,
 			     "%s returned: %s", rets[i].key, r.out);
@@ -201,14 +222,16 @@ static void each_call(const char *const *queued)
 Test(async, every_queueable_call_lands_in_order)
 {
 	each_call(NAMES("fwrite", "fputs", "fputc", "putc", "fprintf", "write", "puts", "putchar",
-			"printf"));
+			"printf"),
+		  "fprintf");
 }
 
 Test(async, fortified_calls_land_in_order)
 {
 	child_program = child_fortify;
-	each_call(NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts",
-			"__printf_chk"));
+	each_call(
+		NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts", "__printf_chk"),
+		"__fprintf_chk");
 }
 
 /* ---- a full ring --------------------------------------------------------------------------- */
