@@ -16,6 +16,7 @@
 #define RTO_ASYNC_ADAPT_H
 
 #include "async.h"
+#include "glibc_file.h"
 
 #include <string.h>
 #include <sys/types.h>
@@ -64,9 +65,6 @@ static inline int rto_async_putchar_byte(struct rto_fn *fn, int c, int *ret)
 {
 	return rto_async_putc_byte(fn, c, stdout, ret);
 }
-
-/* glibc's _IO_NO_WRITES (libio.h, not installed): a stream opened for reading only. */
-#define RTO_IO_NO_WRITES 0x0008
 
 /*
  * async:flush -- fflush(f): a mark behind the stream's queued writes; the

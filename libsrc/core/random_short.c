@@ -21,7 +21,7 @@ void rto_random_learn(void)
 	if (__atomic_load_n(&rto_random_ready, __ATOMIC_RELAXED))
 		return;
 	/* One byte, never waiting: it succeeds only once the pool is ready, and then always. */
-	if (rto_syscall(SYS_getrandom, &byte, 1, RTO_GRND_NONBLOCK, 0, 0, 0) == 1)
+	if (rto_syscall(SYS_getrandom, &byte, 1, GRND_NONBLOCK, 0, 0, 0) == 1)
 		__atomic_store_n(&rto_random_ready, 1, __ATOMIC_RELAXED);
 	errno = saved;
 }

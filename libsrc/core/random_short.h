@@ -22,11 +22,9 @@
 #include "decide.h" /* RTO_CALL_SHORT */
 
 #include <stddef.h>
+#include <sys/random.h> /* GRND_* (GRND_INSECURE: glibc 2.33, Linux 5.6) */
 
 #define RTO_RANDOM_SHORT_MAX 256
-#define RTO_GRND_NONBLOCK    0x01 /* <sys/random.h>: GRND_NONBLOCK */
-#define RTO_GRND_RANDOM	     0x02 /* GRND_RANDOM */
-#define RTO_GRND_INSECURE    0x04 /* GRND_INSECURE (Linux 5.6) */
 
 RTO_HIDDEN extern int rto_random_ready;
 
@@ -36,9 +34,9 @@ RTO_HIDDEN void rto_random_learn(void);
 /* A wrapper's or the trap's how for getrandom(len, flags) (calls.tbl "short:random="). */
 static inline unsigned rto_random_short_arg(size_t len, unsigned flags)
 {
-	if (len > RTO_RANDOM_SHORT_MAX || (flags & RTO_GRND_RANDOM))
+	if (len > RTO_RANDOM_SHORT_MAX || (flags & GRND_RANDOM))
 		return 0;
-	if ((flags & (RTO_GRND_NONBLOCK | RTO_GRND_INSECURE)) ||
+	if ((flags & (GRND_NONBLOCK | GRND_INSECURE)) ||
 	    __atomic_load_n(&rto_random_ready, __ATOMIC_RELAXED))
 		return RTO_CALL_SHORT;
 	return 0;

@@ -20,7 +20,8 @@
  */
 #include "stdio_buffer.h"
 #include "decide.h" /* RTO_CALL_BUFLINE */
-#include "route.h"  /* RTO_CALL_WANT_SHIFT, RTO_CALL_WANT_MAX */
+#include "glibc_file.h"
+#include "route.h" /* RTO_CALL_WANT_SHIFT, RTO_CALL_WANT_MAX */
 
 #include <string.h>
 
@@ -47,10 +48,6 @@ int rto_stream_buffer_holds(FILE *f, unsigned how, int locked)
 		return 1;
 	return (how & RTO_CALL_BUFLINE) && memchr(p, '\n', have) != NULL;
 }
-
-/* glibc's _IO_UNBUFFERED and _IO_LINE_BUF (libio.h, not installed). */
-#define RTO_IO_UNBUFFERED 0x0002
-#define RTO_IO_LINE_BUF	  0x0200
 
 int rto_stream_may_take_writes(FILE *f)
 {
