@@ -51,6 +51,11 @@
  *
  *   async_calls DIR
  *     One call of each async-capable stdio function and write().
+ *
+ *   async_unqueued DIR
+ *     Calls the async handling makes synchronously, each after a queued
+ *     one, to DIR/unqueued.file: a printf with %m, one longer than a log
+ *     line, an fwrite bigger than half the ring.  Prints their returns.
  */
 #include "child.h"
 
@@ -563,29 +568,19 @@ int sc_async_error(int argc, char **argv)
 struct calls {
 	FILE *f;
 	int fd;
-	long r_fwrite, r_fputs, r_fputc, r_putc, r_fprintf, r_fprintf_m, r_fprintf_long,
-		r_fwrite_big, r_write, r_puts, r_putchar, r_printf;
+	long r_fwrite, r_fputs, r_fputc, r_putc, r_fprintf, r_write, r_puts, r_putchar, r_printf;
 };
 
 /* Each stdio write the async handling covers, once, in a known order. */
 static void each_call(void *arg)
 {
 	struct calls *c = arg;
-	static char big[200 * 1024]; /* more than half the ring (async_ring_kb=256) */
 
-	memset(big, 'B', sizeof(big));
 	c->r_fwrite = (long)fwrite("fwrite|", 7, 1, c->f);
 	c->r_fputs = fputs("fputs|", c->f);
 	c->r_fputc = fputc('c', c->f);
 	c->r_putc = putc('d', c->f);
 	c->r_fprintf = fprintf(c->f, "|fprintf %d|", 7);
-	errno = ENOENT; /* %m: not formatted here (strerror may read a catalogue), not queued */
-	c->r_fprintf_m = fprintf(c->f, "%m|");
-	fputs("a|", c->f); /* queued: each call not queued comes after one that is */
-	c->r_fprintf_long = fprintf(c->f, "%*s|", 1100, "L"); /* longer than a log line: the same */
-	fputs("b|", c->f);
-	/* Too big for the ring: the same. */
-	c->r_fwrite_big = (long)fwrite(big, 1, sizeof(big), c->f);
 	c->r_write = write(c->fd, "write|", 6);
 	c->r_puts = puts("puts-line");
 	c->r_putchar = putchar('P');
@@ -609,10 +604,57 @@ int sc_async_calls(int argc, char **argv)
 	fclose(c.f);
 	close(c.fd);
 	fflush(stdout);
-	say("fwrite=%ld fputs=%ld fputc=%ld putc=%ld fprintf=%ld fprintf_m=%ld "
-	    "fprintf_long=%ld fwrite_big=%ld write=%ld puts=%ld putchar=%ld printf=%ld",
-	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_fprintf_m,
-	    c.r_fprintf_long, c.r_fwrite_big, c.r_write, c.r_puts, c.r_putchar, c.r_printf);
+	say("fwrite=%ld fputs=%ld fputc=%ld putc=%ld fprintf=%ld write=%ld puts=%ld putchar=%ld "
+	    "printf=%ld",
+	    c.r_fwrite, c.r_fputs, c.r_fputc, c.r_putc, c.r_fprintf, c.r_write, c.r_puts,
+	    c.r_putchar, c.r_printf);
+	return 0;
+}
+
+/* ---- async_unqueued --------------------------------------------------------------------- */
+
+struct unqueued {
+	const char *dir;
+	FILE *f;
+	long r_m, r_long, r_big;
+};
+
+static char unqueued_big[200 * 1024]; /* more than half the ring (async_ring_kb=256) */
+
+/* Each call not queued comes right after one that is (fputs). */
+static void unqueued_calls(void *arg)
+{
+	struct unqueued *u = arg;
+	struct stat st;
+
+	/* A round trip first: the helper then polls, and finds a request before a queued line. */
+	if (stat(u->dir, &st) != 0)
+		fail("stat");
+	fputs("q|", u->f);
+	errno = ENOENT; /* %m: strerror may read a catalogue, so not formatted here */
+	u->r_m = fprintf(u->f, "%m|");
+	fputs("a|", u->f);
+	u->r_long = fprintf(u->f, "%*s|", 1100, "L"); /* longer than a log line */
+	fputs("b|", u->f);
+	u->r_big = (long)fwrite(unqueued_big, 1, sizeof(unqueued_big), u->f);
+}
+
+int sc_async_unqueued(int argc, char **argv)
+{
+	struct unqueued u;
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_unqueued DIR");
+	path_join(path, argv[0], "unqueued.file");
+	memset(unqueued_big, 'B', sizeof(unqueued_big));
+	u.dir = argv[0];
+	u.f = fopen(path, "w");
+	if (!u.f)
+		fail("open");
+	on_thread("ctl", 1, unqueued_calls, &u);
+	fclose(u.f);
+	say("m=%ld long=%ld big=%ld", u.r_m, u.r_long, u.r_big);
 	return 0;
 }
 

@@ -173,44 +173,24 @@ static void expect_file(const char *name, const char *want)
 
 /*
  * One call of each (child_async.c, each_call): queued, and their bytes in
- * the order of the calls; each returns what the call itself would.  A
- * printf whose format has %m is not formatted on the caller: strerror may
- * read its message catalogue from a file.  It is made synchronously (by a
- * helper), in its place among the queued lines.
+ * the order of the calls; each returns what the call itself would.
  */
-static void each_call(const char *const *queued, const char *fprintf_name)
+static void each_call(const char *const *queued)
 {
 	struct run r;
 
 	RUN_CHILD(&r, "policy=stdio:async,write:async", "async_calls", child_dir);
 	assert_child_exit0(&r);
-	for (; *queued; queued++) /* fputs three times: the two between the synchronous ones */
-		cr_expect_eq(json_family(&r, *queued, "async"), strcmp(*queued, "fputs") ? 1 : 3,
-			     "%s not queued", *queued);
-	cr_expect_eq(json_family(&r, fprintf_name, "async"), 1, "%s with %%m or long queued",
-		     fprintf_name);
-	long sync =
-		json_family(&r, fprintf_name, "offloaded") + json_family(&r, fprintf_name, "local");
-	cr_expect_eq(sync, 2, "%s with %%m or long not made synchronously: %s", fprintf_name,
-		     r.out);
-	long big = out_long(r.out, "fwrite=", "fwrite_big", -1);
-	cr_assert_gt(big, 128 * 1024, "the big fwrite fits half a ring: %s", r.out);
-	char *want = malloc(1300 + (size_t)big);
-	cr_assert_not_null(want);
-	int n = snprintf(want, 1300, "fwrite|fputs|cd|fprintf 7|No such file or directory|a|%*s|b|",
-			 1100, "L");
-	memset(want + n, 'B', (size_t)big);
-	want[n + big] = 0;
-	expect_file("calls.file", want);
-	free(want);
+	for (; *queued; queued++)
+		cr_expect_eq(json_family(&r, *queued, "async"), 1, "%s not queued", *queued);
+	expect_file("calls.file", "fwrite|fputs|cd|fprintf 7|");
 	expect_file("calls.write", "write|");
 	cr_expect_not_null(strstr(r.out, "puts-line\nP|printf 8\n"), "stdout: %s", r.out);
 	static const struct {
 		const char *key;
 		long want;
-	} rets[] = {{"fwrite", 1},   {"fputc", 'c'},	{"putc", 'd'},
-		    {"fprintf", 11}, {"fprintf_m", 26}, {"fprintf_long", 1101},
-		    {"write", 6},    {"putchar", 'P'},	{"printf", 10}};
+	} rets[] = {{"fwrite", 1}, {"fputc", 'c'},   {"putc", 'd'}, {"fprintf", 11},
+		    {"write", 6},  {"putchar", 'P'}, {"printf", 10}};
 	for (size_t i = 0; i < sizeof(rets) / sizeof(rets[0]); i++)
 		cr_expect_eq(out_long(r.out, "fwrite=", rets[i].key, -999), rets[i].want,
 			     "%s returned: %s", rets[i].key, r.out);
@@ -222,16 +202,60 @@ static void each_call(const char *const *queued, const char *fprintf_name)
 Test(async, every_queueable_call_lands_in_order)
 {
 	each_call(NAMES("fwrite", "fputs", "fputc", "putc", "fprintf", "write", "puts", "putchar",
-			"printf"),
-		  "fprintf");
+			"printf"));
 }
 
 Test(async, fortified_calls_land_in_order)
 {
 	child_program = child_fortify;
-	each_call(
-		NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts", "__printf_chk"),
-		"__fprintf_chk");
+	each_call(NAMES("fwrite", "fputs", "fputc", "__fprintf_chk", "write", "puts",
+			"__printf_chk"));
+}
+
+/*
+ * Calls the async handling does not queue (child_async.c, async_unqueued):
+ * a printf whose format has %m (strerror may read its message catalogue
+ * from a file: a helper formats it), one longer than a log line, and an
+ * fwrite bigger than half the ring.  Each is made synchronously, after
+ * what the thread queued before it.
+ */
+static void unqueued(void)
+{
+	struct run r;
+
+	RUN_CHILD(&r, "policy=stdio:async", "async_unqueued", child_dir);
+	assert_child_exit0(&r);
+	const char *fprintf_name = child_program == child_fortify ? "__fprintf_chk" : "fprintf";
+	cr_expect_eq(json_family(&r, "fputs", "async"), 3, "the fputs between them not queued");
+	cr_expect_eq(json_family(&r, fprintf_name, "async"), 0, "%s with %%m or long queued",
+		     fprintf_name);
+	cr_expect_eq(json_family(&r, "fwrite", "async"), 0, "the big fwrite queued");
+	long sync =
+		json_family(&r, fprintf_name, "offloaded") + json_family(&r, fprintf_name, "local");
+	cr_expect_eq(sync, 2, "%s with %%m or long not made: %s", fprintf_name, r.out);
+	cr_expect_eq(out_long(r.out, "m=", "m", -1), 26, "%s", r.out); /* "No such file..." */
+	cr_expect_eq(out_long(r.out, "m=", "long", -1), 1101, "%s", r.out);
+	long big = out_long(r.out, "m=", "big", -1);
+	cr_assert_gt(big, 128 * 1024, "the fwrite fits half a ring: %s", r.out);
+	char *want = malloc(1300 + (size_t)big);
+	cr_assert_not_null(want);
+	int n = snprintf(want, 1300, "q|No such file or directory|a|%*s|b|", 1100, "L");
+	memset(want + n, 'B', (size_t)big);
+	want[n + big] = 0;
+	expect_file("unqueued.file", want);
+	free(want);
+	run_free(&r);
+}
+
+Test(async, a_call_not_queued_comes_after_what_is_queued)
+{
+	unqueued();
+}
+
+Test(async, a_fortified_call_not_queued_comes_after_what_is_queued)
+{
+	child_program = child_fortify;
+	unqueued();
 }
 
 /* ---- a full ring --------------------------------------------------------------------------- */

@@ -102,6 +102,7 @@ int sc_fork_queue(int argc, char **argv);
 int sc_lock_release(int argc, char **argv);
 int sc_async_error(int argc, char **argv);
 int sc_async_calls(int argc, char **argv);
+int sc_async_unqueued(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);
 int sc_faults(int argc, char **argv);
 int sc_stack_faults(int argc, char **argv);

@@ -32,6 +32,7 @@ static const struct scenario scenarios[] = {
 	{"lock_release", sc_lock_release},
 	{"async_error", sc_async_error},
 	{"async_calls", sc_async_calls},
+	{"async_unqueued", sc_async_unqueued},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
 	{"stack_faults", sc_stack_faults},
