@@ -788,7 +788,7 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	fprintf(o, ")\n{\n");
 	emit_async(o, c);
 	if (c->flush && c->async[0]) /* not queued: what is queued goes first, as unmarked */
-		fprintf(o, "\trto_async_barrier();\n");
+		fprintf(o, "\trto_async_flush_point();\n");
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)
@@ -844,14 +844,20 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 	 * queues a mark behind its writes, never waits (rto_routed_NAME).
 	 */
 	if (c->flush && c->async[0])
-		fprintf(o, "\tif (rto_direct())\n\t\trto_async_barrier();\n");
+		fprintf(o, "\tif (rto_direct())\n\t\trto_async_flush_point();\n");
 	else if (c->flush)
-		fprintf(o, "\trto_async_barrier();\n");
+		fprintf(o, "\trto_async_flush_point();\n");
 	if (annotated(c)) { /* the run function forgets and learns descriptors */
 		fprintf(o, "\tif (rto_direct()) {\n");
 		emit_args(o, c, "\t\t");
 		fprintf(o, "\t\trto_run_%s(&a);\n\t\treturn%s;\n\t}\n", c->name,
 			is_void ? "" : " a.ret");
+	} else if (c->async[0] && !c->flush) {
+		/* Unmarked: after what marked threads queued (async.h rto_async_order). */
+		fprintf(o, "\tif (rto_direct()) {\n\t\trto_async_order();\n");
+		fprintf(o, "\t\treturn rto_real_%s(", c->name);
+		list(o, c, 0);
+		fprintf(o, ");\n\t}\n");
 	} else {
 		fprintf(o, "\tif (rto_direct())\n\t\treturn rto_real_%s(", c->name);
 		list(o, c, 0);

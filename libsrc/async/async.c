@@ -72,6 +72,7 @@
 #include "fdclass.h"
 #include "transport.h"
 #include "helper.h"
+#include "signals.h"
 #include "stdio_lock.h"
 #include "futex.h"
 #include "stats.h"
@@ -119,7 +120,7 @@ static uint64_t next_seq __attribute__((aligned(64))); /* last number taken */
 static uint64_t written_seq
 	__attribute__((aligned(64))); /* every entry up to this one is written; under drain_lock */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
-static int async_used;
+struct rto_async_flag rto_async_on;
 static __thread struct ring *my_ring RTO_TLS;
 
 #define FD_ERRS 65536
@@ -256,7 +257,7 @@ static void note_stream(FILE *f)
 
 void rto_async_forget_stream(FILE *f)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || !f)
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(rto_async_on.used)) || !f)
 		return;
 	for (int k = 0; k < MAX_RINGS; k++)
 		if (CMM_LOAD_SHARED(written_streams[k]) == f)
@@ -352,7 +353,7 @@ static void run_drain(void *arg)
  */
 static int queued(void)
 {
-	if (!CMM_LOAD_SHARED(async_used))
+	if (!CMM_LOAD_SHARED(rto_async_on.used))
 		return 0;
 	/* Stalled: again after RTO_ASYNC_RETRY_NS, for a worker that polls and never sleeps. */
 	if (RTO_UNLIKELY(CMM_LOAD_SHARED(stalled)) &&
@@ -379,7 +380,7 @@ static long look(void)
 {
 	uint64_t taken = uatomic_read(&next_seq);
 
-	if (!CMM_LOAD_SHARED(async_used))
+	if (!CMM_LOAD_SHARED(rto_async_on.used))
 		return 0;
 	if (taken != look_seen) {
 		look_seen = taken;
@@ -473,6 +474,29 @@ void rto_async_kick(void)
 /* ---- barriers ------------------------------------------------------------------- */
 
 /*
+ * An unmarked thread's write: what is queued before it is written first,
+ * here, as a helper writes it: never blocking on a stream lock another
+ * thread holds (that thread may wait for a lock this one holds, which it
+ * would not do without the library), nor for a drain of another's for
+ * long.  When one stands in the way, the write goes ahead unordered.
+ */
+#define ORDER_TRIES 1000
+
+void rto_async_order_slow(void)
+{
+	if (rto_signal_handler_depth || rto_helper_is_self() || draining || rto_foreign_task())
+		return;
+	uint64_t upto = uatomic_read(&next_seq);
+	for (int i = 0; i < ORDER_TRIES && uatomic_read(&written_seq) < upto; i++) {
+		int ret = drain_until(upto, 0);
+		if (ret == DRAIN_BUSY)
+			return; /* a stream lock is taken */
+		if (ret == DRAIN_LOCKED)
+			rto_real_sched_yield(); /* another drains: look again */
+	}
+}
+
+/*
  * Everything accepted so far is written before this returns.  Not on a
  * helper: one reaches a flush wrapper only from code outside the program's
  * own flow (a sanitizer's symbolizer, which closes its files inside a
@@ -481,7 +505,7 @@ void rto_async_kick(void)
  */
 void rto_async_barrier(void)
 {
-	if (RTO_LIKELY(!CMM_LOAD_SHARED(async_used)) || rto_helper_is_self() || draining ||
+	if (RTO_LIKELY(!CMM_LOAD_SHARED(rto_async_on.used)) || rto_helper_is_self() || draining ||
 	    rto_foreign_task()) /* a clone(CLONE_VM) child: not its descriptors */
 		return;
 	uint64_t upto = uatomic_read(&next_seq);
@@ -549,7 +573,7 @@ void rto_async_thread_marked(void)
 		rings[i].notice[k].state = RTO_REQ_DONE; /* free */
 	}
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
-	uatomic_set(&async_used, 1);
+	uatomic_set(&rto_async_on.used, 1);
 	my_ring = &rings[i];
 }
 
@@ -746,7 +770,7 @@ int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_
 
 void rto_async_at_exit(void)
 {
-	if (CMM_LOAD_SHARED(async_used))
+	if (CMM_LOAD_SHARED(rto_async_on.used))
 		drain_until(uatomic_read(&next_seq), 1);
 }
 
@@ -765,7 +789,7 @@ static void drain_at_abort(void)
 {
 	struct timespec until;
 
-	if (!CMM_LOAD_SHARED(async_used))
+	if (!CMM_LOAD_SHARED(rto_async_on.used))
 		return;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;

@@ -48,6 +48,7 @@ RTO_UNINSTRUMENTED static int real_sigaction(int sig, const struct sigaction *ac
 }
 
 static __thread sigjmp_buf *fault_jump RTO_TLS; /* a worker inside a call */
+__thread int rto_signal_handler_depth RTO_TLS;
 
 RTO_UNINSTRUMENTED static int is_fault(int sig)
 {
@@ -89,10 +90,12 @@ RTO_UNINSTRUMENTED static void trampoline(int sig, siginfo_t *si, void *uc)
 		return;
 	/* The program's handler is the program's code: an armed thread's selector blocks. */
 	unsigned char sel = rto_backstop_handler_enter();
-	if (flags & SA_SIGINFO)
+	rto_signal_handler_depth++; /* a handler that leaves by longjmp leaves it raised: */
+	if (flags & SA_SIGINFO)	    /* its later writes are then not ordered (async.c) */
 		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 	else
 		((void (*)(int))h)(sig);
+	rto_signal_handler_depth--;
 	rto_backstop_handler_leave(sel);
 }
 

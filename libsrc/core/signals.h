@@ -30,6 +30,12 @@ RTO_HIDDEN void rto_signal_faults_plain(void);
 RTO_HIDDEN int rto_signal_worker_tid(void);
 /* 1: sig's action is SIG_DFL (lifetime.c). */
 RTO_HIDDEN int rto_signal_is_default(int sig);
+/*
+ * How deep this thread is in the program's signal handlers that came
+ * through the trampoline (sigaction, signal): 0 outside them.  Written by
+ * this thread only (initial-exec TLS, async-signal-safe to read).
+ */
+RTO_HIDDEN extern __thread int rto_signal_handler_depth RTO_TLS;
 /* Run r's call; a fault inside it comes back as its signal number, else 0. */
 RTO_HIDDEN int rto_signal_run_guarded(struct rto_req *r);
 /*

@@ -99,9 +99,11 @@ static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, 
 
 static int route_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap)
 {
-	if (rto_direct())
+	if (rto_direct()) {
+		rto_async_order(); /* what marked threads queued goes first */
 		return flag < 0 ? rto_real_vfprintf(f, fmt, ap)
 				: rto_real___vfprintf_chk(f, flag, fmt, ap);
+	}
 	int ret;
 	RTO_WATCHED(fn, ret = routed_printf(fn, f, flag, fmt, ap));
 	return ret;

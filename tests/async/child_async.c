@@ -56,6 +56,26 @@
  *     Calls the async handling makes synchronously, each after a queued
  *     one, to DIR/unqueued.file: a printf with %m, one longer than a log
  *     line, an fwrite bigger than half the ring.  Prints their returns.
+ *
+ *   async_mixed DIR
+ *     A marked thread and the unmarked main thread take turns writing to
+ *     DIR/mixed.file (fputs) and DIR/mixed.write (write), in an order their
+ *     synchronisation fixes; the thread's last line comes after it
+ *     unmarked itself, and main's last after it joined the thread.
+ *
+ *   async_handler DIR
+ *     Main holds DIR/handler.file's lock while a marked thread queues three
+ *     lines to it; then a signal handler on main calls write().  Prints
+ *     before=B after=A: the stream's position before and after the handler
+ *     (the handler must not write the queued lines into the stream).
+ *
+ *   async_crossed DIR
+ *     Main holds DIR/crossed.f's lock, an unmarked thread "u2" that of
+ *     DIR/crossed.g, and a marked thread queues a line to g.  Then main
+ *     writes to f with fputs_unlocked, and only then lets u2 go on, which
+ *     writes to f (waiting for main's lock) and frees g: main's write must
+ *     not wait for g's queued line, which u2's lock holds up.  Killed by
+ *     SIGALRM after 20 s if it does.
  */
 #include "child.h"
 
@@ -655,6 +675,174 @@ int sc_async_unqueued(int argc, char **argv)
 	on_thread("ctl", 1, unqueued_calls, &u);
 	fclose(u.f);
 	say("m=%ld long=%ld big=%ld", u.r_m, u.r_long, u.r_big);
+	return 0;
+}
+
+/* ---- async_mixed ------------------------------------------------------------------------ */
+
+struct mixed {
+	const char *dir;
+	FILE *f;
+	int fd;
+	atomic_int turn; /* 1: main's, 2: the thread's again */
+};
+
+static void mixed_wait(atomic_int *turn, int want)
+{
+	while (atomic_load(turn) != want)
+		sched_yield();
+}
+
+static void mixed_thread(void *arg)
+{
+	struct mixed *m = arg;
+	struct stat st;
+
+	if (rt_offload_mark_thread() != 0)
+		fail("rt_offload_mark_thread");
+	/* A round trip first: the helper then polls, and drains within microseconds. */
+	if (stat(m->dir, &st) != 0)
+		fail("stat");
+	for (int i = 0; i < 5; i++)
+		fprintf(m->f, "rt %d\n", i);
+	if (write(m->fd, "rt w\n", 5) != 5)
+		fail("write");
+	atomic_store(&m->turn, 1);
+	mixed_wait(&m->turn, 2);
+	fputs("rt after\n", m->f);
+	rt_offload_unmark_thread();
+	fputs("rt unmarked\n", m->f);
+}
+
+int sc_async_mixed(int argc, char **argv)
+{
+	struct mixed m = {.dir = argc > 0 ? argv[0] : NULL};
+	char path[PATH_MAX], wpath[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_mixed DIR");
+	path_join(path, argv[0], "mixed.file");
+	path_join(wpath, argv[0], "mixed.write");
+	m.f = fopen(path, "w");
+	m.fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!m.f || m.fd < 0)
+		fail("open");
+	fputs("main first\n", m.f);
+	struct thread t = {.name = "ctl", .fn = mixed_thread, .arg = &m};
+	thread_start(&t);
+	mixed_wait(&m.turn, 1);
+	fputs("main between\n", m.f);
+	if (write(m.fd, "main w\n", 7) != 7)
+		fail("write");
+	atomic_store(&m.turn, 2);
+	thread_join(&t);
+	fputs("main last\n", m.f);
+	if (write(m.fd, "main last w\n", 12) != 12)
+		fail("write");
+	fclose(m.f);
+	close(m.fd);
+	return 0;
+}
+
+/* ---- async_handler ---------------------------------------------------------------------- */
+
+static int handler_fd = -1;
+
+static void handler_writes(int sig)
+{
+	(void)sig;
+	if (write(handler_fd, "h", 1) != 1) /* async-signal-safe, with the library too */
+		_exit(3);
+}
+
+static void handler_lines(void *arg)
+{
+	struct mixed *m = arg;
+
+	for (int i = 0; i < 3; i++)
+		fprintf(m->f, "queued %d\n", i);
+	atomic_store(&m->turn, 1);
+}
+
+int sc_async_handler(int argc, char **argv)
+{
+	struct mixed m = {0};
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_handler DIR");
+	path_join(path, argv[0], "handler.file");
+	m.f = fopen(path, "w");
+	handler_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (!m.f || handler_fd < 0)
+		fail("open");
+	struct sigaction sa = {.sa_handler = handler_writes};
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		fail("sigaction");
+	flockfile(m.f); /* as if main were inside a stdio call on it */
+	struct thread t = {.name = "ctl", .mark = 1, .fn = handler_lines, .arg = &m};
+	thread_start(&t);
+	mixed_wait(&m.turn, 1);
+	long before = ftell(m.f);
+	raise(SIGUSR1);
+	long after = ftell(m.f);
+	funlockfile(m.f);
+	thread_join(&t);
+	fclose(m.f);
+	say("before=%ld after=%ld", before, after);
+	return 0;
+}
+
+/* ---- async_crossed ---------------------------------------------------------------------- */
+
+struct crossed {
+	FILE *f, *g;
+	atomic_int turn; /* 1: u2 holds g; 2: main's line may go */
+};
+
+static void crossed_u2(void *arg)
+{
+	struct crossed *c = arg;
+
+	flockfile(c->g);
+	atomic_store(&c->turn, 1);
+	mixed_wait(&c->turn, 2);
+	fputs("u2\n", c->f); /* waits for main's lock on f */
+	funlockfile(c->g);
+}
+
+static void crossed_queue(void *arg)
+{
+	struct crossed *c = arg;
+
+	fputs("queued\n", c->g); /* queued; no drain can write it while u2 holds g */
+}
+
+int sc_async_crossed(int argc, char **argv)
+{
+	struct crossed c = {0};
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_crossed DIR");
+	path_join(path, argv[0], "crossed.f");
+	c.f = fopen(path, "w");
+	path_join(path, argv[0], "crossed.g");
+	c.g = fopen(path, "w");
+	if (!c.f || !c.g)
+		fail("open");
+	alarm(20);
+	flockfile(c.f);
+	struct thread u2 = {.name = "u2", .fn = crossed_u2, .arg = &c};
+	thread_start(&u2);
+	mixed_wait(&c.turn, 1);
+	on_thread("ctl", 1, crossed_queue, &c);
+	fputs_unlocked("main\n", c.f); /* u2 holds g meanwhile, and waits for turn 2 */
+	atomic_store(&c.turn, 2);
+	funlockfile(c.f);
+	thread_join(&u2);
+	fclose(c.f);
+	fclose(c.g);
 	return 0;
 }
 

@@ -258,6 +258,64 @@ Test(async, a_fortified_call_not_queued_comes_after_what_is_queued)
 	unqueued();
 }
 
+/*
+ * An unmarked thread's write (main's, and the marked thread's own after it
+ * unmarked) comes after what was queued before it: what the threads'
+ * synchronisation ordered lands in that order, as without the library
+ * (child_async.c, async_mixed).
+ */
+Test(async, an_unmarked_write_comes_after_what_is_queued)
+{
+	struct run r;
+
+	for (int round = 0; round < 5; round++) {
+		RUN_CHILD(&r, "policy=stdio:async,write:async", "async_mixed", child_dir);
+		assert_child_exit0(&r);
+		cr_expect_gt(json_family(&r, "fprintf", "async"), 0, "nothing queued: %s", r.out);
+		expect_file("mixed.file", "main first\nrt 0\nrt 1\nrt 2\nrt 3\nrt 4\nmain "
+					  "between\nrt after\nrt unmarked\nmain last\n");
+		expect_file("mixed.write", "rt w\nmain w\nmain last w\n");
+		run_free(&r);
+	}
+}
+
+/*
+ * But not inside a signal handler: its write() does not write the queued
+ * lines into their streams, which is not async-signal-safe (main holds the
+ * stream's lock, as if the signal came inside a stdio call on it).  The
+ * lines are written once the lock is free (child_async.c, async_handler).
+ */
+Test(async, a_write_in_a_signal_handler_does_not_write_the_queue)
+{
+	struct run r;
+
+	RUN_CHILD(&r, "policy=stdio:async", "async_handler", child_dir);
+	assert_child_exit0(&r);
+	long before = out_long(r.out, "before=", "before", -1);
+	cr_expect_geq(before, 0, "%s", r.out);
+	cr_expect_eq(out_long(r.out, "before=", "after", -1), before,
+		     "the handler's write() wrote queued lines into the stream: %s", r.out);
+	expect_file("handler.file", "queued 0\nqueued 1\nqueued 2\n");
+	run_free(&r);
+}
+
+/*
+ * Nor when a stream lock another thread holds stands in the way: that
+ * thread may be waiting for this one to go on, as u2 waits for main
+ * (child_async.c, async_crossed: killed by SIGALRM if main waits).
+ */
+Test(async, an_unmarked_write_does_not_wait_for_a_lock_another_holds)
+{
+	struct run r;
+
+	RUN_CHILD(&r, "policy=stdio:async", "async_crossed", child_dir);
+	assert_child_exit0(&r);
+	cr_expect_eq(json_family(&r, "fputs", "async"), 1, "g's line not queued: %s", r.out);
+	expect_file("crossed.f", "main\nu2\n");
+	expect_file("crossed.g", "queued\n");
+	run_free(&r);
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */

@@ -42,6 +42,9 @@ MODES = {
     "mark-all-pool": "mark=all:malloc=pool",
     # every descriptor's calls offloaded, pipes', sockets' and ttys' too
     "mark-all-fds": "mark=all:fd_local=none",
+    # the stdio writes of every thread queued (docs/async.md): their order
+    # against unmarked writers, flushes and exit
+    "mark-all-async": "mark=all:policy=stdio:async",
 }
 
 # stress-ng stressors that touch the process model: processes and threads
