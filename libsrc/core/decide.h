@@ -134,7 +134,10 @@ static inline __attribute__((always_inline)) int rto_decide_helpers(const struct
 	return RTO_NEED_HELPERS;	 /* DOWN (the start is the caller's), or not looked at */
 }
 
-/* The async question: queue this write (ASYNC), or make the call (anything else). */
+/*
+ * The async question: queue this write (ASYNC), or make the call (anything
+ * else).  Queued only with a helper to write it: one asks RTO_NEED_HELPERS.
+ */
 static inline __attribute__((always_inline)) int rto_decide_queue(const struct rto_decide_in *in)
 {
 	if (in->handling != RTO_ASYNC) {
@@ -145,8 +148,12 @@ static inline __attribute__((always_inline)) int rto_decide_queue(const struct r
 		if (in->fd_async != RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
-	int v = rto_decide_hand_off(in);		 /* queued bytes leave the thread too */
-	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v; /* or RTO_NEED_SELF */
+	int v = rto_decide_hand_off(in); /* queued bytes leave the thread too */
+	if (v != RTO_RUN_OFFLOAD)
+		return v; /* or RTO_NEED_SELF */
+	/* And a helper writes them: started first, or none could be (make the call). */
+	v = rto_decide_helpers(in);
+	return v == RTO_RUN_OFFLOAD ? RTO_RUN_ASYNC : v;
 }
 
 /*

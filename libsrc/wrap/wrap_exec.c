@@ -35,6 +35,7 @@ RTO_FN_HAND(execle);
 
 static int route_execl(struct rto_fn *fn, struct rto_args_execl *a)
 {
+	rto_async_flush_point(); /* calls.tbl "flush": the new image would never write them */
 	if (rto_direct()) {
 		run_execl(a);
 		return a->ret;

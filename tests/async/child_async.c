@@ -76,6 +76,15 @@
  *     writes to f (waiting for main's lock) and frees g: main's write must
  *     not wait for g's queued line, which u2's lock holds up.  Killed by
  *     SIGALRM after 20 s if it does.
+ *
+ *   async_exec DIR HOW
+ *     A marked thread writes a line to DIR/exec.file (fprintf, fflush) and
+ *     one to DIR/exec.write (write), then replaces the process with
+ *     /bin/true: HOW execv (generated wrapper) or execl (hand-written).
+ *
+ *   async_first
+ *     printf("first 1"), its first call: under mark=all with an async
+ *     rule, the process's first hand-off is a queued line.
  */
 #include "child.h"
 
@@ -843,6 +852,59 @@ int sc_async_crossed(int argc, char **argv)
 	thread_join(&u2);
 	fclose(c.f);
 	fclose(c.g);
+	return 0;
+}
+
+/* ---- async_exec --------------------------------------------------------------------------- */
+
+struct exec_lines {
+	FILE *f;
+	int fd;
+	const char *how;
+};
+
+static void exec_after_lines(void *arg)
+{
+	struct exec_lines *e = arg;
+	char *const argv[] = {"true", NULL};
+
+	fprintf(e->f, "before exec\n");
+	fflush(e->f); /* queued: a helper flushes it when it gets there */
+	if (write(e->fd, "written\n", 8) != 8)
+		fail("write");
+	if (!strcmp(e->how, "execl"))
+		execl("/bin/true", "true", (char *)NULL);
+	else
+		execv("/bin/true", argv);
+	fail("exec");
+}
+
+int sc_async_exec(int argc, char **argv)
+{
+	struct exec_lines e = {0};
+	char path[PATH_MAX];
+
+	if (argc < 2)
+		fail("usage: async_exec DIR execv|execl");
+	path_join(path, argv[0], "exec.file");
+	e.f = fopen(path, "w");
+	path_join(path, argv[0], "exec.write");
+	e.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	e.how = argv[1];
+	if (!e.f || e.fd < 0)
+		fail("open");
+	on_thread("ctl", 1, exec_after_lines, &e);
+	fail("the thread came back");
+	return 1;
+}
+
+/* ---- async_first --------------------------------------------------------------------------- */
+
+int sc_async_first(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("first %d\n", 1);
 	return 0;
 }
 

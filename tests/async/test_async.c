@@ -316,6 +316,49 @@ Test(async, an_unmarked_write_does_not_wait_for_a_lock_another_holds)
 	run_free(&r);
 }
 
+/*
+ * exec ends the process image, and what is queued with it: exec first has
+ * it written, so the bytes a marked thread wrote and flushed before its
+ * exec are on disk, as without the library (child_async.c, async_exec).
+ */
+static void exec_keeps(const char *how)
+{
+	struct run r;
+
+	RUN_CHILD_RAW(&r, "policy=stdio:async,write:async", "async_exec", child_dir, how);
+	assert_child_exit0(&r);
+	expect_file("exec.file", "before exec\n");
+	expect_file("exec.write", "written\n");
+	run_free(&r);
+}
+
+Test(async, exec_writes_what_is_queued)
+{
+	exec_keeps("execv");
+}
+
+Test(async, execl_writes_what_is_queued)
+{
+	exec_keeps("execl");
+}
+
+/*
+ * mark=all marks the main thread at start, before any helper runs: its
+ * first call, a line to queue, starts them first (before, it was queued for
+ * helpers that did not exist yet, and the process crashed: systemd's
+ * test-sizeof under the peer mode mark-all-async).
+ */
+Test(async, a_queued_line_first_starts_the_helpers)
+{
+	struct run r;
+
+	RUN_CHILD(&r, "mark=all:policy=stdio:async", "async_first");
+	assert_child_exit0(&r);
+	cr_expect_not_null(strstr(r.out, "first 1\n"), "stdout: %s", r.out);
+	cr_expect_eq(json_family(&r, "printf", "async"), 1, "not queued: %s", r.out);
+	run_free(&r);
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */

@@ -106,6 +106,8 @@ int sc_async_unqueued(int argc, char **argv);
 int sc_async_mixed(int argc, char **argv);
 int sc_async_handler(int argc, char **argv);
 int sc_async_crossed(int argc, char **argv);
+int sc_async_exec(int argc, char **argv);
+int sc_async_first(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);
 int sc_faults(int argc, char **argv);
 int sc_stack_faults(int argc, char **argv);

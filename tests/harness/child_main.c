@@ -36,6 +36,8 @@ static const struct scenario scenarios[] = {
 	{"async_mixed", sc_async_mixed},
 	{"async_handler", sc_async_handler},
 	{"async_crossed", sc_async_crossed},
+	{"async_exec", sc_async_exec},
+	{"async_first", sc_async_first},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
 	{"stack_faults", sc_stack_faults},

@@ -94,11 +94,15 @@ static inline const char *decide_check_ask(const struct rto_decide_in *in, int n
 		return "a SIGSYS handler never starts helpers";
 	if ((in->strict || in->own_ctx) && need == RTO_NEED_HELPERS)
 		return "a thread that may not hand work off never starts helpers";
+	if (in->queue && need == RTO_NEED_HELPERS)
+		return in->helpers == RTO_HELPERS_READY || in->helpers == RTO_HELPERS_FAILED
+			       ? "helpers known to run or to have failed are not asked for again"
+			       : NULL;
 	if (in->queue)
 		return need == RTO_NEED_ASYNC_PATH && in->async_paths && in->handling != RTO_ASYNC
 			       ? NULL
 			       : "the async question asks only whether the file is under "
-				 "async_path=";
+				 "async_path=, and for helpers";
 	if (need == RTO_NEED_ASYNC_PATH)
 		return "only the async question asks about async_path=";
 	if (in->flags & RTO_F_INTERNAL)
@@ -147,9 +151,10 @@ static inline const char *decide_check_verdict(const struct rto_decide_in *in, i
 	if (in->queue) {
 		int wanted =
 			in->handling == RTO_ASYNC || (in->async_paths && in->fd_async == RTO_YES);
-		if ((run == RTO_RUN_ASYNC) != (wanted && !in->strict && !in->own_ctx))
+		if ((run == RTO_RUN_ASYNC) !=
+		    (wanted && !in->strict && !in->own_ctx && in->helpers == RTO_HELPERS_READY))
 			return "queued: an async row or a file under async_path=, from a thread "
-			       "that may hand off";
+			       "that may hand off, with a helper to write it";
 		return NULL;
 	}
 	if (run == RTO_RUN_ASYNC)

@@ -209,6 +209,11 @@ Test(decide, named_cases)
 	v = rto_decide(&in);
 	cr_assert_neq(v, RTO_RUN_ASYNC);
 	in.own_ctx = 0;
+	/* Queued only with a helper to write it: started first, or the call is made. */
+	cr_assert_eq(rto_decide(&in), RTO_NEED_HELPERS);
+	in.helpers = RTO_HELPERS_FAILED;
+	cr_assert_neq(rto_decide(&in), RTO_RUN_ASYNC);
+	in.helpers = RTO_HELPERS_READY;
 	cr_assert_eq(rto_decide(&in), RTO_RUN_ASYNC);
 	/* warn: here, and said. */
 	in = (struct rto_decide_in){.handling = RTO_WARN, .self_known = 1, .strict = 1};
