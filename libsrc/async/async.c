@@ -848,6 +848,20 @@ void rto_async_forget(int fd)
 }
 
 /*
+ * fork(): what is queued is written first, as exec's and posix_spawn's
+ * (calls.tbl "flush"), so that the child, and whatever it runs, reads the
+ * files as the parent wrote them, and the child's copy of a stream's
+ * buffer holds what the parent's does, as without the library.  Not inside
+ * a program's signal handler (fork is async-signal-safe; writing into
+ * streams there is not).
+ */
+static void before_fork(void)
+{
+	if (!rto_signal_handler_depth)
+		rto_async_flush_point();
+}
+
+/*
  * A forked child has copies of the rings, but what they hold belongs to the
  * parent, which writes it: the child starts with every ring empty, and with
  * a fresh drain lock (a helper may have held it at the fork).
@@ -879,5 +893,5 @@ void rto_async_init(void)
 	rto_callsite_on_abort(rto_async_abort);
 	rto_helpers_on_idle(rto_async_stalled, rto_async_retry);
 	rto_helpers_on_queued(queued, idle_drain, look);
-	pthread_atfork(NULL, NULL, child_after_fork);
+	pthread_atfork(before_fork, NULL, child_after_fork);
 }

@@ -85,6 +85,12 @@
  *   async_first
  *     printf("first 1"), its first call: under mark=all with an async
  *     rule, the process's first hand-off is a queued line.
+ *
+ *   async_spawn DIR HOW
+ *     While the only helper is held, a marked thread writes a line to
+ *     DIR/spawn.file (fputs, fflush: queued), then main has /bin/cp copy
+ *     it to DIR/spawn.copy: HOW fork (then exec in the child), system or
+ *     posix_spawn.  Prints status=S (cp's).
  */
 #include "child.h"
 
@@ -92,6 +98,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +465,14 @@ int sc_lock_release(int argc, char **argv)
  * must reach DIR/fork.file once, not once per process.  Prints
  * child_status=N (the child's waitpid status).
  */
+static volatile pid_t forked = -1;
+
+static void fork_in_handler(int sig)
+{
+	(void)sig;
+	forked = fork();
+}
+
 int sc_fork_queue(int argc, char **argv)
 {
 	static struct logger log;
@@ -472,7 +487,16 @@ int sc_fork_queue(int argc, char **argv)
 	open_sink(&log, path, 0);
 	hold_helper(&blk);
 	on_thread("log0", 1, log_lines, &log);
-	pid_t pid = fork();
+	/*
+	 * fork() writes what is queued first; not inside a signal handler,
+	 * where writing into streams is not async-signal-safe: forked there,
+	 * the child has a copy of the queue.
+	 */
+	struct sigaction sa = {.sa_handler = fork_in_handler};
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		fail("sigaction");
+	raise(SIGUSR1);
+	pid_t pid = forked;
 	if (pid == 0)
 		exit(0); /* an ordinary exit: the library's destructor runs in the child */
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
@@ -905,6 +929,70 @@ int sc_async_first(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	printf("first %d\n", 1);
+	return 0;
+}
+
+/* ---- async_spawn --------------------------------------------------------------------------- */
+
+struct spawn_copy {
+	const char *dir, *how;
+	FILE *f;
+	int status;
+};
+
+static void spawn_line(void *arg)
+{
+	struct spawn_copy *c = arg;
+
+	fputs("line\n", c->f);
+	fflush(c->f); /* queued: the only helper is held, so it stays queued */
+}
+
+/* Main, unmarked, runs cp while the line is still queued. */
+static void spawn_cp(struct spawn_copy *c)
+{
+	char src[PATH_MAX], dst[PATH_MAX], cmd[3 * PATH_MAX];
+
+	path_join(src, c->dir, "spawn.file");
+	path_join(dst, c->dir, "spawn.copy");
+	char *const argv[] = {"cp", src, dst, NULL};
+	if (!strcmp(c->how, "fork")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			execv("/bin/cp", argv);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &c->status, 0) != pid)
+			fail("fork");
+	} else if (!strcmp(c->how, "system")) {
+		snprintf(cmd, sizeof(cmd), "/bin/cp '%s' '%s'", src, dst);
+		c->status = system(cmd);
+	} else {
+		pid_t pid;
+		if (posix_spawn(&pid, "/bin/cp", NULL, NULL, argv, environ) != 0 ||
+		    waitpid(pid, &c->status, 0) != pid)
+			fail("posix_spawn");
+	}
+}
+
+int sc_async_spawn(int argc, char **argv)
+{
+	static struct blocker blk;
+	char path[PATH_MAX];
+
+	if (argc < 2)
+		fail("usage: async_spawn DIR fork|system|posix_spawn");
+	struct spawn_copy c = {.dir = argv[0], .how = argv[1], .status = -1};
+	path_join(path, c.dir, "spawn.file");
+	c.f = fopen(path, "w");
+	if (!c.f)
+		fail("fopen");
+	hold_helper(&blk);
+	on_thread("ctl", 1, spawn_line, &c);
+	spawn_cp(&c);
+	release_helper(&blk);
+	fclose(c.f);
+	say("status=%d", c.status);
 	return 0;
 }
 

@@ -359,6 +359,40 @@ Test(async, a_queued_line_first_starts_the_helpers)
 	run_free(&r);
 }
 
+/*
+ * A child process reads the files as its parent wrote them: fork,
+ * system() and posix_spawn() first have what is queued written, so a line
+ * a marked thread wrote and flushed before is in the file the child copies,
+ * as without the library, even while no helper could write it
+ * (child_async.c, async_spawn).
+ */
+static void spawn_reads(const char *how)
+{
+	struct run r;
+
+	RUN_CHILD_RAW(&r, "policy=stdio:async:workers=1:fd_local=none", "async_spawn", child_dir,
+		      how);
+	assert_child_exit0(&r);
+	cr_expect_eq(out_long(r.out, "status=", "status", -1), 0, "cp: %s", r.out);
+	expect_file("spawn.copy", "line\n");
+	run_free(&r);
+}
+
+Test(async, a_forked_child_reads_what_was_written)
+{
+	spawn_reads("fork");
+}
+
+Test(async, system_reads_what_was_written)
+{
+	spawn_reads("system");
+}
+
+Test(async, posix_spawn_reads_what_was_written)
+{
+	spawn_reads("posix_spawn");
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */

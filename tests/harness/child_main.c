@@ -38,6 +38,7 @@ static const struct scenario scenarios[] = {
 	{"async_crossed", sc_async_crossed},
 	{"async_exec", sc_async_exec},
 	{"async_first", sc_async_first},
+	{"async_spawn", sc_async_spawn},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
 	{"stack_faults", sc_stack_faults},
