@@ -789,6 +789,8 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	emit_async(o, c);
 	if (c->flush && c->async[0]) /* not queued: what is queued goes first, as unmarked */
 		fprintf(o, "\trto_async_flush_point();\n");
+	else if (!c->flush && strcmp(stream_of(c), "NULL")) /* its own queued writes to it */
+		fprintf(o, "\trto_async_stream_order(%s);\n", stream_of(c));
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)

@@ -103,11 +103,20 @@ struct entry {
  * line of their own: a put moves no line the drainer writes unless the
  * ring looks full (then it reads the tail again) or it arms the ring.
  */
+#define RING_STREAMS 4 /* streams a ring's pending entries are known to write */
+
 struct ring {
 	char *buf;
-	uint64_t cap;				    /* power of two */
-	uint64_t head;				    /* written by the producer: published bytes */
-	uint64_t tail_seen;			    /* the producer's last look at tail */
+	uint64_t cap;	    /* power of two */
+	uint64_t head;	    /* written by the producer: published bytes */
+	uint64_t tail_seen; /* the producer's last look at tail */
+	/*
+	 * The streams its entries since it was last empty write (the
+	 * producer's own: rto_async_stream_order); nstreams past RING_STREAMS:
+	 * more than that, any stream may have one.
+	 */
+	FILE *streams[RING_STREAMS];
+	unsigned nstreams;
 	uint64_t tail __attribute__((aligned(64))); /* written by the drainer: consumed bytes */
 	int32_t armed __attribute__((aligned(64))); /* a drain notice for this ring is queued */
 	struct rto_req notice[2];
@@ -675,9 +684,47 @@ static inline void prefetch_next(const struct ring *r)
 }
 
 /* The entry's bytes are in place: number it, publish it, have it drained. */
+/* The producer notes the stream its entry writes (nothing pending before it: a new list). */
+static void note_pending(struct ring *r, FILE *f)
+{
+	if (CMM_LOAD_SHARED(r->tail) == r->head)
+		r->nstreams = 0;
+	if (!f || r->nstreams > RING_STREAMS)
+		return;
+	for (unsigned i = 0; i < r->nstreams; i++)
+		if (r->streams[i] == f)
+			return;
+	if (r->nstreams < RING_STREAMS)
+		r->streams[r->nstreams] = f;
+	r->nstreams++;
+}
+
+/*
+ * A call on stream f that is not queued (a read, a seek, ftell, a write
+ * the policy does not queue) by a marked thread whose ring may still hold
+ * writes to f: they go first, so that the thread sees its stream as
+ * without the library (rewind, then fgets, reads what it wrote; ftell
+ * counts it).  The thread's own entries only: another's are ordered by
+ * the threads' synchronisation, and its flushes.
+ */
+void rto_async_stream_order_slow(FILE *f)
+{
+	struct ring *r = my_ring;
+
+	if (!r || !f || CMM_LOAD_SHARED(r->tail) == r->head)
+		return;
+	unsigned n = r->nstreams;
+	int pending = n > RING_STREAMS;
+	for (unsigned i = 0; i < n && !pending; i++)
+		pending = r->streams[i] == f;
+	if (pending)
+		rto_async_barrier();
+}
+
 static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t skip, uint32_t len,
 		    int fd, FILE *f)
 {
+	note_pending(r, f);
 	*e = (struct entry){.len = len, .fd = fd, .f = f};
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */

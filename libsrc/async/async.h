@@ -55,6 +55,19 @@ static inline void rto_async_flush_point(void)
  * (signals.c's depth): writing queued lines into their streams there is
  * not async-signal-safe, and the handler's write() must stay so.
  */
+RTO_HIDDEN void rto_async_stream_order_slow(FILE *f);
+
+/*
+ * A marked thread's call on stream f that is not queued (a read, a seek,
+ * ftell, a write the policy does not queue): its own queued writes to f
+ * are written first (async.c).
+ */
+static inline void rto_async_stream_order(FILE *f)
+{
+	if (rto_async_used())
+		rto_async_stream_order_slow(f);
+}
+
 RTO_HIDDEN void rto_async_order_slow(void);
 static inline void rto_async_order(void)
 {

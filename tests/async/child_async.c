@@ -91,6 +91,11 @@
  *     DIR/spawn.file (fputs, fflush: queued), then main has /bin/cp copy
  *     it to DIR/spawn.copy: HOW fork (then exec in the child), system or
  *     posix_spawn.  Prints status=S (cp's).
+ *
+ *   async_readback DIR
+ *     A marked thread writes "abc\n" to DIR/readback.file opened "w+"
+ *     (queued), then asks ftell, rewinds and reads the line back.  Prints
+ *     pos=P line=L (L without its newline, "-" for none).
  */
 #include "child.h"
 
@@ -993,6 +998,43 @@ int sc_async_spawn(int argc, char **argv)
 	release_helper(&blk);
 	fclose(c.f);
 	say("status=%d", c.status);
+	return 0;
+}
+
+/* ---- async_readback ------------------------------------------------------------------------ */
+
+struct readback {
+	FILE *f;
+	long pos;
+	char line[64];
+};
+
+static void readback_line(void *arg)
+{
+	struct readback *b = arg;
+
+	fputs("abc\n", b->f);
+	b->pos = ftell(b->f);
+	rewind(b->f);
+	if (!fgets(b->line, sizeof(b->line), b->f))
+		strcpy(b->line, "-");
+	b->line[strcspn(b->line, "\n")] = 0;
+}
+
+int sc_async_readback(int argc, char **argv)
+{
+	struct readback b = {0};
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_readback DIR");
+	path_join(path, argv[0], "readback.file");
+	b.f = fopen(path, "w+");
+	if (!b.f)
+		fail("fopen");
+	on_thread("ctl", 1, readback_line, &b);
+	fclose(b.f);
+	say("pos=%ld line=%s", b.pos, b.line);
 	return 0;
 }
 

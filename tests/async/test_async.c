@@ -393,6 +393,28 @@ Test(async, posix_spawn_reads_what_was_written)
 	spawn_reads("posix_spawn");
 }
 
+/*
+ * A marked thread's call on a stream that is not queued (ftell, rewind,
+ * fgets) comes after its own queued writes to that stream: it reads back
+ * what it wrote, and ftell counts it, as without the library
+ * (child_async.c, async_readback).
+ */
+Test(async, a_stream_read_back_sees_its_queued_writes)
+{
+	struct run r;
+
+	for (int round = 0; round < 3; round++) {
+		RUN_CHILD(&r, "policy=stdio:async", "async_readback", child_dir);
+		assert_child_exit0(&r);
+		cr_expect_eq(json_family(&r, "fputs", "async"), 1, "not queued: %s", r.out);
+		cr_expect_eq(out_long(r.out, "pos=", "pos", -1), 4, "ftell: %s", r.out);
+		char line[16];
+		cr_expect_str_eq(out_word(r.out, "pos=", "line", line, sizeof(line)), "abc", "%s",
+				 r.out);
+		run_free(&r);
+	}
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */
