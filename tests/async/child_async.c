@@ -621,6 +621,20 @@ int sc_async_error(int argc, char **argv)
 	return 0;
 }
 
+/* DIR/NAME.file as a stream ("w"), and DIR/NAME.write as a descriptor. */
+static void open_file_and_fd(const char *dir, const char *name, FILE **f, int *fd)
+{
+	char base[PATH_MAX], path[PATH_MAX + 8];
+
+	path_join(base, dir, name);
+	snprintf(path, sizeof(path), "%s.file", base);
+	*f = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s.write", base);
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!*f || *fd < 0)
+		fail("open");
+}
+
 /* ---- async_calls ----------------------------------------------------------------------- */
 
 struct calls {
@@ -648,16 +662,10 @@ static void each_call(void *arg)
 int sc_async_calls(int argc, char **argv)
 {
 	struct calls c;
-	char path[PATH_MAX], wpath[PATH_MAX];
 
 	if (argc < 1)
 		fail("usage: async_calls DIR");
-	path_join(path, argv[0], "calls.file");
-	path_join(wpath, argv[0], "calls.write");
-	c.f = fopen(path, "w");
-	c.fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (!c.f || c.fd < 0)
-		fail("open");
+	open_file_and_fd(argv[0], "calls", &c.f, &c.fd);
 	on_thread("ctl", 1, each_call, &c);
 	fclose(c.f);
 	close(c.fd);
@@ -755,16 +763,10 @@ static void mixed_thread(void *arg)
 int sc_async_mixed(int argc, char **argv)
 {
 	struct mixed m = {.dir = argc > 0 ? argv[0] : NULL};
-	char path[PATH_MAX], wpath[PATH_MAX];
 
 	if (argc < 1)
 		fail("usage: async_mixed DIR");
-	path_join(path, argv[0], "mixed.file");
-	path_join(wpath, argv[0], "mixed.write");
-	m.f = fopen(path, "w");
-	m.fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (!m.f || m.fd < 0)
-		fail("open");
+	open_file_and_fd(argv[0], "mixed", &m.f, &m.fd);
 	fputs("main first\n", m.f);
 	struct thread t = {.name = "ctl", .fn = mixed_thread, .arg = &m};
 	thread_start(&t);
@@ -911,17 +913,11 @@ static void exec_after_lines(void *arg)
 int sc_async_exec(int argc, char **argv)
 {
 	struct exec_lines e = {0};
-	char path[PATH_MAX];
 
 	if (argc < 2)
 		fail("usage: async_exec DIR execv|execl");
-	path_join(path, argv[0], "exec.file");
-	e.f = fopen(path, "w");
-	path_join(path, argv[0], "exec.write");
-	e.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	open_file_and_fd(argv[0], "exec", &e.f, &e.fd);
 	e.how = argv[1];
-	if (!e.f || e.fd < 0)
-		fail("open");
 	on_thread("ctl", 1, exec_after_lines, &e);
 	fail("the thread came back");
 	return 1;

@@ -23,7 +23,8 @@
 #   --out DIR    results.tsv, summary.md and every run's log (default: a
 #                new directory under $TMPDIR, kept)
 #   --modes preload,mark-all,...  the modes to compare with plain (default:
-#                every mode: preload, mark-all, mark-all-pool, mark-all-fds)
+#                every mode: preload, mark-all, mark-all-pool, mark-all-fds;
+#                mark-all-async only when named)
 #   --stressors a,b,c            these stressors instead
 #   --cpython-tests a,b|process|all   these test files, the process-model
 #                selection, or all of them
