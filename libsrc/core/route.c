@@ -83,9 +83,12 @@ static __attribute__((noinline)) void run_fallback(struct rto_fn *fn, void *args
  */
 static __attribute__((noinline)) int start_helpers(void)
 {
+	/* The library's own work, also when the queue question starts them (outside rto_call). */
+	unsigned char sel = rto_backstop_enter();
 	unsigned char was = rto_route_go_direct();
 	int ret = rto_helpers_start();
 	rto_route_resume(was);
+	rto_backstop_leave(sel);
 	return ret;
 }
 
