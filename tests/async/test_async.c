@@ -357,9 +357,14 @@ Test(async, a_queued_line_first_starts_the_helpers)
 	assert_child_exit0(&r);
 	cr_expect_not_null(strstr(r.out, "first 1\n"), "stdout: %s", r.out);
 	cr_expect_eq(json_family(&r, "printf", "async"), 1, "not queued: %s", r.out);
-	/* Started as the library's own work: none of its system calls trapped as the program's. */
-	cr_expect(r.json && strstr(r.json, "\"syscalls\":[]"), "trapped: %s",
-		  r.json ? strstr(r.json, "\"syscalls\"") : "(no json)");
+	/*
+	 * Started as the library's own work: none of its system calls trapped
+	 * as the program's.  Not under a sanitizer, whose runtime's own raw
+	 * mmap calls on the marked thread are trapped (as the program's).
+	 */
+	if (!RTO_SANITIZED)
+		cr_expect(r.json && strstr(r.json, "\"syscalls\":[]"), "trapped: %s",
+			  r.json ? strstr(r.json, "\"syscalls\"") : "(no json)");
 	run_free(&r);
 }
 
