@@ -32,6 +32,7 @@ struct param {
 	char member[256]; /* as a struct member: arrays decayed to pointers */
 	char name[64];
 	int is_file; /* type is FILE * */
+	int is_fd;   /* a descriptor: int fd, dirfd, in, out, fromfd or tofd (calls.tbl) */
 };
 
 struct call {
@@ -134,6 +135,10 @@ static void parse_param(struct call *c, char *text)
 	}
 	memcpy(p->member, member, sizeof(member));
 	p->is_file = !strncmp(p->decl, "FILE *", 6);
+	static const char *const fd_names[] = {"fd", "dirfd", "in", "out", "fromfd", "tofd"};
+	for (size_t i = 0; i < sizeof(fd_names) / sizeof(fd_names[0]); i++)
+		if (!strncmp(p->decl, "int ", 4) && !strcmp(p->name, fd_names[i]))
+			p->is_fd = 1;
 	c->np++;
 }
 
@@ -791,6 +796,9 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 		fprintf(o, "\trto_async_flush_point();\n");
 	else if (!c->flush && strcmp(stream_of(c), "NULL")) /* its own queued writes to it */
 		fprintf(o, "\trto_async_stream_order(%s);\n", stream_of(c));
+	for (int i = 0; i < c->np && !c->flush; i++) /* ... and to its descriptors */
+		if (c->p[i].is_fd)
+			fprintf(o, "\trto_async_fd_order(%s);\n", c->p[i].name);
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)

@@ -103,20 +103,25 @@ struct entry {
  * line of their own: a put moves no line the drainer writes unless the
  * ring looks full (then it reads the tail again) or it arms the ring.
  */
-#define RING_STREAMS 4 /* streams a ring's pending entries are known to write */
+#define RING_TARGETS 4 /* streams, and descriptors, a ring's pending entries are known to write */
+
+/*
+ * What a ring's entries since it was last empty write to (the producer's
+ * own: rto_async_stream_order, rto_async_fd_order): n past RING_TARGETS,
+ * more than that, any may have one.
+ */
+struct targets {
+	uintptr_t v[RING_TARGETS];
+	unsigned n;
+};
 
 struct ring {
 	char *buf;
-	uint64_t cap;	    /* power of two */
-	uint64_t head;	    /* written by the producer: published bytes */
-	uint64_t tail_seen; /* the producer's last look at tail */
-	/*
-	 * The streams its entries since it was last empty write (the
-	 * producer's own: rto_async_stream_order); nstreams past RING_STREAMS:
-	 * more than that, any stream may have one.
-	 */
-	FILE *streams[RING_STREAMS];
-	unsigned nstreams;
+	uint64_t cap;		/* power of two */
+	uint64_t head;		/* written by the producer: published bytes */
+	uint64_t tail_seen;	/* the producer's last look at tail */
+	struct targets streams; /* the FILE *s */
+	struct targets fds;	/* the descriptors: write()'s, and a stream's fileno */
 	uint64_t tail __attribute__((aligned(64))); /* written by the drainer: consumed bytes */
 	int32_t armed __attribute__((aligned(64))); /* a drain notice for this ring is queued */
 	struct rto_req notice[2];
@@ -683,20 +688,49 @@ static inline void prefetch_next(const struct ring *r)
 	}
 }
 
-/* The entry's bytes are in place: number it, publish it, have it drained. */
-/* The producer notes the stream its entry writes (nothing pending before it: a new list). */
-static void note_pending(struct ring *r, FILE *f)
+/* t holds v, or may (more than RING_TARGETS were noted). */
+static int targets_may_hold(const struct targets *t, uintptr_t v)
+{
+	if (t->n > RING_TARGETS)
+		return 1;
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->v[i] == v)
+			return 1;
+	return 0;
+}
+
+static void targets_add(struct targets *t, uintptr_t v)
+{
+	if (targets_may_hold(t, v))
+		return;
+	if (t->n < RING_TARGETS)
+		t->v[t->n] = v;
+	t->n++;
+}
+
+/*
+ * The producer notes what its entry writes: the stream, and the
+ * descriptor (a stream's own, read from its FILE as the entry is queued;
+ * a queued fflush's too).  Nothing pending before it: new lists.
+ */
+static void note_pending(struct ring *r, int fd, FILE *f)
 {
 	if (CMM_LOAD_SHARED(r->tail) == r->head)
-		r->nstreams = 0;
-	if (!f || r->nstreams > RING_STREAMS)
-		return;
-	for (unsigned i = 0; i < r->nstreams; i++)
-		if (r->streams[i] == f)
-			return;
-	if (r->nstreams < RING_STREAMS)
-		r->streams[r->nstreams] = f;
-	r->nstreams++;
+		r->streams.n = r->fds.n = 0;
+	if (f)
+		targets_add(&r->streams, (uintptr_t)f);
+	if (fd < 0 && f)
+		fd = f->_fileno;
+	if (fd >= 0)
+		targets_add(&r->fds, (uintptr_t)fd);
+}
+
+/* The calling thread's ring while it holds entries not written yet, else NULL. */
+static struct ring *own_pending_ring(void)
+{
+	struct ring *r = my_ring;
+
+	return r && CMM_LOAD_SHARED(r->tail) != r->head ? r : NULL;
 }
 
 /*
@@ -709,22 +743,31 @@ static void note_pending(struct ring *r, FILE *f)
  */
 void rto_async_stream_order_slow(FILE *f)
 {
-	struct ring *r = my_ring;
+	struct ring *r = own_pending_ring();
 
-	if (!r || !f || CMM_LOAD_SHARED(r->tail) == r->head)
-		return;
-	unsigned n = r->nstreams;
-	int pending = n > RING_STREAMS;
-	for (unsigned i = 0; i < n && !pending; i++)
-		pending = r->streams[i] == f;
-	if (pending)
+	if (r && f && targets_may_hold(&r->streams, (uintptr_t)f))
 		rto_async_barrier();
 }
 
+/*
+ * The same for descriptor fd (lseek, fstat, pread, mmap...): its queued
+ * write()s, and a stream's on it with the stream's queued fflush, go
+ * first, so that a file written then mapped has its bytes (systemd's
+ * journal_file_verify: fwrite, fflush, mmap).
+ */
+void rto_async_fd_order_slow(int fd)
+{
+	struct ring *r = own_pending_ring();
+
+	if (r && fd >= 0 && targets_may_hold(&r->fds, (uintptr_t)fd))
+		rto_async_barrier();
+}
+
+/* The entry's bytes are in place: number it, publish it, have it drained. */
 static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t skip, uint32_t len,
 		    int fd, FILE *f)
 {
-	note_pending(r, f);
+	note_pending(r, fd, f);
 	*e = (struct entry){.len = len, .fd = fd, .f = f};
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */

@@ -68,6 +68,18 @@ static inline void rto_async_stream_order(FILE *f)
 		rto_async_stream_order_slow(f);
 }
 
+/*
+ * A marked thread's call on descriptor fd that is not queued (lseek,
+ * fstat, pread, mmap...): its own queued writes to fd, and to a stream on
+ * it, are written first (async.c).
+ */
+RTO_HIDDEN void rto_async_fd_order_slow(int fd);
+static inline void rto_async_fd_order(int fd)
+{
+	if (rto_async_used())
+		rto_async_fd_order_slow(fd);
+}
+
 RTO_HIDDEN void rto_async_order_slow(void);
 static inline void rto_async_order(void)
 {

@@ -32,9 +32,12 @@ RTO_RUN_ALIAS(__vdprintf_chk);
 
 static int route_dprintf(struct rto_fn *fn, int fd, int flag, const char *fmt, va_list ap)
 {
-	if (rto_direct())
+	if (rto_direct()) {
+		rto_async_order(); /* what marked threads queued goes first, as for write() */
 		return flag < 0 ? rto_real_vdprintf(fd, fmt, ap)
 				: rto_real___vdprintf_chk(fd, flag, fmt, ap);
+	}
+	rto_async_fd_order(fd); /* its own queued writes to fd go first */
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_dprintf a = {.fd = fd, .flag = flag, .fmt = fmt, .ap = &copy};

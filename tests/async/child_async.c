@@ -96,6 +96,16 @@
  *     A marked thread writes "abc\n" to DIR/readback.file opened "w+"
  *     (queued), then asks ftell, rewinds and reads the line back.  Prints
  *     pos=P line=L (L without its newline, "-" for none).
+ *
+ *   async_fd_readback DIR
+ *     A marked thread writes four bytes at a time to DIR/fdback.file
+ *     (write(), queued), each followed by one call on the descriptor that
+ *     is not queued: lseek, fstat, pread, mmap.  Then it writes a stream's
+ *     line and fflush()es it (both queued) and asks fstat and mmap of its
+ *     descriptor (journal_file_verify's way: fwrite, fflush, mmap).
+ *     Between, a queued write() then a dprintf() to the file.  Prints
+ *     fd: pos=P size=S pread=R map=M dprintf=D ssize=T smap=N (R, M, D,
+ *     N the bytes read or mapped, "-" for none, "." for zeros).
  */
 #include "child.h"
 
@@ -109,6 +119,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1031,6 +1042,84 @@ int sc_async_readback(int argc, char **argv)
 	on_thread("ctl", 1, readback_line, &b);
 	fclose(b.f);
 	say("pos=%ld line=%s", b.pos, b.line);
+	return 0;
+}
+
+/* ---- async_fd_readback --------------------------------------------------------------------- */
+
+struct fdback {
+	const char *dir;
+	long pos, size, ssize;
+	char pread[8], map[8], smap[8], dprintf[8];
+};
+
+/* The n bytes at off of fd's mapping ("-" when it cannot be mapped). */
+static void mapped(int fd, off_t off, char *out, size_t n)
+{
+	char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		strcpy(out, "-");
+		return;
+	}
+	memcpy(out, p + off, n); /* past the end of the file, in its page: zeros */
+	out[n] = 0;
+	munmap(p, 4096);
+}
+
+static void fd_readback(void *arg)
+{
+	struct fdback *b = arg;
+	char path[PATH_MAX];
+	struct stat st;
+
+	path_join(path, b->dir, "fdback.file");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fail("open fdback.file");
+	if (write(fd, "abcd", 4) != 4 || write(fd, "", 0) != 0)
+		fail("write abcd");
+	b->pos = lseek(fd, 0, SEEK_CUR);
+	if (write(fd, "efgh", 4) != 4)
+		fail("write efgh");
+	b->size = fstat(fd, &st) == 0 ? (long)st.st_size : -1;
+	if (write(fd, "ijkl", 4) != 4)
+		fail("write ijkl");
+	if (pread(fd, b->pread, 4, 8) != 4)
+		strcpy(b->pread, "-");
+	if (write(fd, "mnop", 4) != 4)
+		fail("write mnop");
+	mapped(fd, 12, b->map, 4);
+	if (write(fd, "stuv", 4) != 4 || dprintf(fd, "%s", "wx") != 2)
+		fail("write stuv, dprintf wx");
+	if (pread(fd, b->dprintf, 6, 16) != 6)
+		strcpy(b->dprintf, "-");
+	close(fd);
+
+	path_join(path, b->dir, "fdback.stream");
+	FILE *f = fopen(path, "w+");
+	if (!f)
+		fail("fopen fdback.stream");
+	fputs("qrst", f);
+	fflush(f);
+	b->ssize = fstat(fileno(f), &st) == 0 ? (long)st.st_size : -1;
+	fputs("uvwx", f);
+	fflush(f);
+	mapped(fileno(f), 4, b->smap, 4);
+	fclose(f);
+}
+
+int sc_async_fd_readback(int argc, char **argv)
+{
+	struct fdback b = {0};
+
+	if (argc < 1)
+		fail("usage: async_fd_readback DIR");
+	b.dir = argv[0];
+	on_thread("ctl", 1, fd_readback, &b);
+	say("fd: pos=%ld size=%ld pread=%s map=%s dprintf=%s ssize=%ld smap=%s", b.pos, b.size,
+	    b.pread[0] ? b.pread : ".", b.map[0] ? b.map : ".", b.dprintf[0] ? b.dprintf : ".",
+	    b.ssize, b.smap[0] ? b.smap : ".");
 	return 0;
 }
 

@@ -424,6 +424,39 @@ Test(async, a_stream_read_back_sees_its_queued_writes)
 	}
 }
 
+/*
+ * The same for a descriptor: a marked thread's call on a descriptor that
+ * is not queued (lseek, fstat, pread, mmap, dprintf) comes after its own
+ * queued writes to it, and to a stream on it with the stream's queued fflush
+ * (systemd's journal_file_verify writes a temporary file with fwrite and
+ * fflush, then maps it: SIGBUS past its end; child_async.c,
+ * async_fd_readback).
+ */
+Test(async, a_descriptor_read_back_sees_its_queued_writes)
+{
+	struct run r;
+
+	for (int round = 0; round < 5; round++) {
+		RUN_CHILD(&r, "policy=stdio:async,write:async", "async_fd_readback", child_dir);
+		assert_child_exit0(&r);
+		cr_expect_geq(json_family(&r, "write", "async"), 4, "not queued: %s", r.out);
+		cr_expect_eq(out_long(r.out, "fd:", "pos", -1), 4, "lseek: %s", r.out);
+		cr_expect_eq(out_long(r.out, "fd:", "size", -1), 8, "fstat: %s", r.out);
+		cr_expect_eq(out_long(r.out, "fd:", "ssize", -1), 4, "fstat of a stream's: %s",
+			     r.out);
+		char got[16];
+		cr_expect_str_eq(out_word(r.out, "fd:", "pread", got, sizeof(got)), "ijkl", "%s",
+				 r.out);
+		cr_expect_str_eq(out_word(r.out, "fd:", "map", got, sizeof(got)), "mnop", "%s",
+				 r.out);
+		cr_expect_str_eq(out_word(r.out, "fd:", "smap", got, sizeof(got)), "uvwx", "%s",
+				 r.out);
+		cr_expect_str_eq(out_word(r.out, "fd:", "dprintf", got, sizeof(got)), "stuvwx",
+				 "%s", r.out);
+		run_free(&r);
+	}
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */

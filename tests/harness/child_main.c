@@ -40,6 +40,7 @@ static const struct scenario scenarios[] = {
 	{"async_first", sc_async_first},
 	{"async_spawn", sc_async_spawn},
 	{"async_readback", sc_async_readback},
+	{"async_fd_readback", sc_async_fd_readback},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
 	{"stack_faults", sc_stack_faults},
