@@ -720,7 +720,7 @@ static void note_pending(struct ring *r, int fd, FILE *f)
 	if (f)
 		targets_add(&r->streams, (uintptr_t)f);
 	if (fd < 0 && f)
-		fd = f->_fileno;
+		fd = rto_fd_of_file(f);
 	if (fd >= 0)
 		targets_add(&r->fds, (uintptr_t)fd);
 }
