@@ -33,6 +33,7 @@ struct param {
 	char name[64];
 	int is_file; /* type is FILE * */
 	int is_fd;   /* a descriptor: int fd, dirfd, in, out, fromfd or tofd (calls.tbl) */
+	int is_path; /* a file's path: const char *path, file, from or to (calls.tbl) */
 };
 
 struct call {
@@ -139,6 +140,10 @@ static void parse_param(struct call *c, char *text)
 	for (size_t i = 0; i < sizeof(fd_names) / sizeof(fd_names[0]); i++)
 		if (!strncmp(p->decl, "int ", 4) && !strcmp(p->name, fd_names[i]))
 			p->is_fd = 1;
+	static const char *const path_names[] = {"path", "file", "from", "to"};
+	for (size_t i = 0; i < sizeof(path_names) / sizeof(path_names[0]); i++)
+		if (!strncmp(p->decl, "const char *", 12) && !strcmp(p->name, path_names[i]))
+			p->is_path = 1;
 	c->np++;
 }
 
@@ -799,6 +804,11 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	for (int i = 0; i < c->np && !c->flush; i++) /* ... and to its descriptors */
 		if (c->p[i].is_fd)
 			fprintf(o, "\trto_async_fd_order(%s);\n", c->p[i].name);
+	for (int i = 0; i < c->np && !c->flush; i++) /* ... and all of them, for a path */
+		if (c->p[i].is_path) {
+			fprintf(o, "\trto_async_path_order();\n");
+			break;
+		}
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)

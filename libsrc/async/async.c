@@ -763,6 +763,17 @@ void rto_async_fd_order_slow(int fd)
 		rto_async_barrier();
 }
 
+/*
+ * ... and for a file by its path, which may be one the thread queued
+ * writes to under another name: all of its own pending writes go first
+ * (a file written with fputs and fflush, then opened again and read).
+ */
+void rto_async_path_order_slow(void)
+{
+	if (own_pending_ring())
+		rto_async_barrier();
+}
+
 /* The entry's bytes are in place: number it, publish it, have it drained. */
 static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t skip, uint32_t len,
 		    int fd, FILE *f)

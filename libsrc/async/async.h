@@ -80,6 +80,18 @@ static inline void rto_async_fd_order(int fd)
 		rto_async_fd_order_slow(fd);
 }
 
+/*
+ * A marked thread's call on a file by its path (open, stat, rename,
+ * fopen...), which may name a file it queued writes to: its own queued
+ * writes are written first (async.c).
+ */
+RTO_HIDDEN void rto_async_path_order_slow(void);
+static inline void rto_async_path_order(void)
+{
+	if (rto_async_used())
+		rto_async_path_order_slow();
+}
+
 RTO_HIDDEN void rto_async_order_slow(void);
 static inline void rto_async_order(void)
 {

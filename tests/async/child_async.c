@@ -105,7 +105,10 @@
  *     descriptor (journal_file_verify's way: fwrite, fflush, mmap).
  *     Between, a queued write() then a dprintf() to the file.  Prints
  *     fd: pos=P size=S pread=R map=M dprintf=D ssize=T smap=N (R, M, D,
- *     N the bytes read or mapped, "-" for none, "." for zeros).
+ *     N the bytes read or mapped, "-" for none, "." for zeros).  Then
+ *     two more lines of the stream, each fflush()ed, and the file by its
+ *     path: fopen and fgets after the first, stat after the second.
+ *     Prints path: reopen=L size=S.
  */
 #include "child.h"
 
@@ -1049,8 +1052,8 @@ int sc_async_readback(int argc, char **argv)
 
 struct fdback {
 	const char *dir;
-	long pos, size, ssize;
-	char pread[8], map[8], smap[8], dprintf[8];
+	long pos, size, ssize, psize;
+	char pread[8], map[8], smap[8], dprintf[8], reopen[16];
 };
 
 /* The n bytes at off of fd's mapping ("-" when it cannot be mapped). */
@@ -1106,6 +1109,17 @@ static void fd_readback(void *arg)
 	fputs("uvwx", f);
 	fflush(f);
 	mapped(fileno(f), 4, b->smap, 4);
+	fputs("yz\n", f);
+	fflush(f);
+	FILE *g = fopen(path, "r"); /* the same file by its path */
+	if (!g || !fgets(b->reopen, sizeof(b->reopen), g))
+		strcpy(b->reopen, "-");
+	b->reopen[strcspn(b->reopen, "\n")] = 0;
+	if (g)
+		fclose(g);
+	fputs("0123", f);
+	fflush(f);
+	b->psize = stat(path, &st) == 0 ? (long)st.st_size : -1;
 	fclose(f);
 }
 
@@ -1120,6 +1134,7 @@ int sc_async_fd_readback(int argc, char **argv)
 	say("fd: pos=%ld size=%ld pread=%s map=%s dprintf=%s ssize=%ld smap=%s", b.pos, b.size,
 	    b.pread[0] ? b.pread : ".", b.map[0] ? b.map : ".", b.dprintf[0] ? b.dprintf : ".",
 	    b.ssize, b.smap[0] ? b.smap : ".");
+	say("path: reopen=%s size=%ld", b.reopen[0] ? b.reopen : ".", b.psize);
 	return 0;
 }
 

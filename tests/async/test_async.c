@@ -429,10 +429,12 @@ Test(async, a_stream_read_back_sees_its_queued_writes)
  * is not queued (lseek, fstat, pread, mmap, dprintf) comes after its own
  * queued writes to it, and to a stream on it with the stream's queued fflush
  * (systemd's journal_file_verify writes a temporary file with fwrite and
- * fflush, then maps it: SIGBUS past its end; child_async.c,
- * async_fd_readback).
+ * fflush, then maps it: SIGBUS past its end), and a call on a file by
+ * its path after its own queued writes (systemd's test-clock writes a
+ * file with fputs and fflush, then opens it again to read it;
+ * child_async.c, async_fd_readback).
  */
-Test(async, a_descriptor_read_back_sees_its_queued_writes)
+Test(async, a_descriptor_or_path_read_back_sees_its_queued_writes)
 {
 	struct run r;
 
@@ -453,6 +455,9 @@ Test(async, a_descriptor_read_back_sees_its_queued_writes)
 				 r.out);
 		cr_expect_str_eq(out_word(r.out, "fd:", "dprintf", got, sizeof(got)), "stuvwx",
 				 "%s", r.out);
+		cr_expect_str_eq(out_word(r.out, "path:", "reopen", got, sizeof(got)), "qrstuvwxyz",
+				 "fopen: %s", r.out);
+		cr_expect_eq(out_long(r.out, "path:", "size", -1), 15, "stat: %s", r.out);
 		run_free(&r);
 	}
 }
