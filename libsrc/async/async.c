@@ -588,6 +588,7 @@ void rto_async_thread_marked(void)
 	}
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
 	uatomic_set(&rto_async_on.used, 1);
+	rto_fd_track_births(); /* a kernel interface's files are known as they open: not queued */
 	my_ring = &rings[i];
 }
 

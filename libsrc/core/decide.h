@@ -64,6 +64,7 @@ enum rto_verdict {
 	RTO_NEED_STREAM,     /* stream_held, lending_ok: take the call's lock, is it ours */
 	RTO_NEED_ASYNC_PATH, /* fd_async: is the descriptor's file under async_path= */
 	RTO_NEED_BUFFER,     /* buffered: does the stream's buffer serve the read or write */
+	RTO_NEED_FD_KERNEL,  /* fd_kernel: is the descriptor's file a kernel interface's */
 	RTO_VERDICT_MASK = 15,
 	/* A reason the caller acts on besides the verdict. */
 	RTO_WHY_WARN = 16, /* handling warn: report the call site (LOCAL) */
@@ -105,6 +106,7 @@ struct rto_decide_in {
 	unsigned char stream_held; /* the caller holds the stream's lock (RTO_UNASKED: not asked) */
 	unsigned char lending_ok;  /* a held lock may be lent to a helper (stdio_lock.c) */
 	unsigned char buffered;	   /* the stream's buffer serves the call, seen under its lock */
+	unsigned char fd_kernel;   /* the file is a kernel interface's (/proc, /sys, cgroups) */
 };
 
 /*
@@ -148,6 +150,12 @@ static inline __attribute__((always_inline)) int rto_decide_queue(const struct r
 		if (in->fd_async != RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
+	/* A write to a kernel interface's file is a command: its effect and error are the call's.
+	 */
+	if (in->fd_kernel == RTO_UNASKED)
+		return RTO_NEED_FD_KERNEL;
+	if (in->fd_kernel == RTO_YES)
+		return RTO_RUN_LOCAL;
 	int v = rto_decide_hand_off(in); /* queued bytes leave the thread too */
 	if (v != RTO_RUN_OFFLOAD)
 		return v; /* or RTO_NEED_SELF */

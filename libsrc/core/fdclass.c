@@ -75,9 +75,10 @@ enum {
 	CLASS_LOCAL,
 	CLASS_REMOTE,
 	CLASS_MASK = 3,
-	ASYNC_PATH = 4, /* the file lies under async_path= */
-	BITS = 7,	/* what a classification sets */
-	GEN_ONE = 8,	/* the generation counts above */
+	ASYNC_PATH = 4,	 /* the file lies under async_path= */
+	KERNEL_FILE = 8, /* a file of a kernel interface: procfs, sysfs, cgroupfs... */
+	BITS = 15,	 /* what a classification sets */
+	GEN_ONE = 16,	 /* the generation counts above */
 };
 
 static uint32_t table[FD_MAX];
@@ -139,6 +140,33 @@ static int kind_of(int fd)
 	}
 }
 
+/*
+ * A file of a kernel interface (/proc/sys, /sys, a cgroup's, debugfs...):
+ * a write to it is a command, whose effect and error are the call's.
+ */
+static int is_kernel_file(int fd)
+{
+	struct statfs sf;
+
+	if (rto_syscall(SYS_fstatfs, fd, &sf) != 0)
+		return 0;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The file's path as the kernel knows it now, matched against async_path=. */
 static int under_async_path(int fd)
 {
@@ -156,6 +184,8 @@ static int kind_bits(int fd, int kind)
 	int bits = (kind & ((int)opt.fd_local | RTO_FD_THREAD)) ? CLASS_LOCAL : CLASS_REMOTE;
 	if (RTO_UNLIKELY(rto_async_paths) && under_async_path(fd))
 		bits |= ASYNC_PATH;
+	if (kind == 0 && is_kernel_file(fd)) /* a regular file off tmpfs */
+		bits |= KERNEL_FILE;
 	return bits;
 }
 
@@ -287,6 +317,16 @@ int rto_fd_runs_local(int fd)
 	return bits >= 0 && (bits & CLASS_MASK) == CLASS_LOCAL;
 }
 
+int rto_fd_kernel_known(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX)
+		return RTO_NO;
+	uint32_t e = CMM_LOAD_SHARED(table[fd]);
+	if ((e & CLASS_MASK) == CLASS_UNKNOWN)
+		return RTO_UNASKED;
+	return (e & KERNEL_FILE) ? RTO_YES : RTO_NO;
+}
+
 int rto_fd_async_path(int fd)
 {
 	if (fd < 0 || fd >= FD_MAX)
@@ -356,6 +396,11 @@ void rto_fd_born(int fd, int kind)
 	}
 	if (may_classify_here())
 		classify_here(fd);
+}
+
+void rto_fd_track_births(void)
+{
+	use_table();
 }
 
 void rto_fd_born_like(int newfd, int oldfd)

@@ -24,6 +24,13 @@ struct rto_fn;
 RTO_HIDDEN int rto_fd_runs_local(int fd);
 /* The same, if the cache knows (RTO_YES, RTO_NO), else RTO_UNASKED: never learns. */
 RTO_HIDDEN int rto_fd_local_known(int fd);
+/*
+ * Whether fd's file is one of a kernel interface (procfs, sysfs,
+ * cgroupfs...: a write is a command), if the cache knows (RTO_YES,
+ * RTO_NO), else RTO_UNASKED: never learns.  A marked thread's open
+ * learns it at the descriptor's birth (calls.tbl's born:).
+ */
+RTO_HIDDEN int rto_fd_kernel_known(int fd);
 /* 1: fd's file lies under async_path= (classified as above when unknown). */
 RTO_HIDDEN int rto_fd_async_path(int fd);
 struct rto_options;
@@ -41,6 +48,12 @@ RTO_HIDDEN void rto_fd_forget_all(void);
  * when descriptors are classified where they are born (rto_fd_eager).
  */
 RTO_HIDDEN void rto_fd_born(int fd, int kind);
+/*
+ * From now on a marked thread's new descriptors are classified at birth
+ * (by the helper that made them), not first at their first by-descriptor
+ * call (async.c, for rto_fd_kernel_known()).
+ */
+RTO_HIDDEN void rto_fd_track_births(void);
 /* newfd was made from oldfd (dup): the same open file, the same class. */
 RTO_HIDDEN void rto_fd_born_like(int newfd, int oldfd);
 /* From now on unmarked threads classify the descriptors they create. */

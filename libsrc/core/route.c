@@ -359,6 +359,10 @@ static __attribute__((noinline)) int queue_asked(struct rto_decide_in in, int v,
 			rto_decide_self(&in);
 		else if (v == RTO_NEED_ASYNC_PATH)
 			in.fd_async = fact(rto_fd_async_path(f ? rto_fd_of_file(f) : fd));
+		else if (v == RTO_NEED_FD_KERNEL) /* known from the descriptor's birth, or not */
+			in.fd_kernel = rto_fd_kernel_known(f ? rto_fd_of_file(f) : fd) == RTO_YES
+					       ? RTO_YES
+					       : RTO_NO;
 		else if (v == RTO_NEED_HELPERS) /* the first queued write of a mark=all thread */
 			in.helpers = CMM_LOAD_SHARED(rto_q->ready) || start_helpers() == 0
 					     ? RTO_HELPERS_READY

@@ -97,6 +97,12 @@
  *     (queued), then asks ftell, rewinds and reads the line back.  Prints
  *     pos=P line=L (L without its newline, "-" for none).
  *
+ *   async_kernel_file
+ *     A marked thread writes "abc" (not a number) to
+ *     /proc/self/oom_score_adj through a stream (fputs, fflush) and
+ *     through a descriptor (write).  Prints kernel: flush=R ferr=E
+ *     write=W werr=E2 (the calls' results and errnos).
+ *
  *   async_fd_readback DIR
  *     A marked thread writes four bytes at a time to DIR/fdback.file
  *     (write(), queued), each followed by one call on the descriptor that
@@ -1045,6 +1051,45 @@ int sc_async_readback(int argc, char **argv)
 	on_thread("ctl", 1, readback_line, &b);
 	fclose(b.f);
 	say("pos=%ld line=%s", b.pos, b.line);
+	return 0;
+}
+
+/* ---- async_kernel_file --------------------------------------------------------------------- */
+
+struct kernel_file {
+	int flush, ferr;
+	long write, werr;
+};
+
+static void write_kernel_file(void *arg)
+{
+	struct kernel_file *k = arg;
+	FILE *f = fopen("/proc/self/oom_score_adj", "w");
+
+	if (!f)
+		fail("fopen /proc/self/oom_score_adj");
+	fputs("abc\n", f);
+	errno = 0;
+	k->flush = fflush(f);
+	k->ferr = errno;
+	fclose(f);
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("open /proc/self/oom_score_adj");
+	errno = 0;
+	k->write = write(fd, "abc", 3);
+	k->werr = errno;
+	close(fd);
+}
+
+int sc_async_kernel_file(int argc, char **argv)
+{
+	struct kernel_file k = {0};
+
+	(void)argc;
+	(void)argv;
+	on_thread("ctl", 1, write_kernel_file, &k);
+	say("kernel: flush=%d ferr=%d write=%ld werr=%ld", k.flush, k.ferr, k.write, k.werr);
 	return 0;
 }
 

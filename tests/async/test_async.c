@@ -462,6 +462,28 @@ Test(async, a_descriptor_or_path_read_back_sees_its_queued_writes)
 	}
 }
 
+/*
+ * A write to a kernel interface's file (/proc, /sys, a cgroup's) is a
+ * command: it is made, not queued, so that its effect is there when the
+ * call returns and its error is the call's (systemd's test-process-util
+ * got the EPERM of its write to /proc/self/oom_score_adj from a later
+ * call; child_async.c, async_kernel_file).
+ */
+Test(async, a_write_to_a_kernel_file_is_made_not_queued)
+{
+	struct run r;
+
+	RUN_CHILD(&r, "policy=stdio:async,write:async", "async_kernel_file");
+	assert_child_exit0(&r);
+	cr_expect_eq(out_long(r.out, "kernel:", "flush", 0), -1, "fflush: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "ferr", 0), EINVAL, "fflush: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "write", 0), -1, "write: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "werr", 0), EINVAL, "write: %s", r.out);
+	cr_expect_eq(json_family(&r, "fputs", "async"), 0, "%s", r.out);
+	cr_expect_eq(json_family(&r, "write", "async"), 0, "%s", r.out);
+	run_free(&r);
+}
+
 /* ---- a full ring --------------------------------------------------------------------------- */
 
 /* A 4 KiB ring is full all the time: the writes wait, or are made synchronously. */

@@ -32,6 +32,7 @@ enum decide_fact {
 	FACT_STRICT,	 /* the thread's mode is strict */
 	FACT_OWN_CTX,	 /* the thread has a kernel context of its own */
 	FACT_BUFFERED,	 /* the stream's buffer holds what the read wants */
+	FACT_KERNEL,	 /* the descriptor's file is a kernel interface's (/proc, /sys) */
 	FACT_COUNT
 };
 
@@ -99,12 +100,14 @@ static inline const char *decide_check_ask(const struct rto_decide_in *in, int n
 			       ? "helpers known to run or to have failed are not asked for again"
 			       : NULL;
 	if (in->queue)
-		return need == RTO_NEED_ASYNC_PATH && in->async_paths && in->handling != RTO_ASYNC
+		return (need == RTO_NEED_ASYNC_PATH && in->async_paths &&
+			in->handling != RTO_ASYNC) ||
+				       need == RTO_NEED_FD_KERNEL
 			       ? NULL
 			       : "the async question asks only whether the file is under "
-				 "async_path=, and for helpers";
-	if (need == RTO_NEED_ASYNC_PATH)
-		return "only the async question asks about async_path=";
+				 "async_path=, whether it is a kernel interface's, and for helpers";
+	if (need == RTO_NEED_ASYNC_PATH || need == RTO_NEED_FD_KERNEL)
+		return "only the async question asks about async_path= and kernel files";
 	if (in->flags & RTO_F_INTERNAL)
 		return need == RTO_NEED_HELPERS ? NULL
 						: "the library's own request asks only for helpers";
@@ -151,10 +154,11 @@ static inline const char *decide_check_verdict(const struct rto_decide_in *in, i
 	if (in->queue) {
 		int wanted =
 			in->handling == RTO_ASYNC || (in->async_paths && in->fd_async == RTO_YES);
-		if ((run == RTO_RUN_ASYNC) !=
-		    (wanted && !in->strict && !in->own_ctx && in->helpers == RTO_HELPERS_READY))
-			return "queued: an async row or a file under async_path=, from a thread "
-			       "that may hand off, with a helper to write it";
+		if ((run == RTO_RUN_ASYNC) != (wanted && in->fd_kernel != RTO_YES && !in->strict &&
+					       !in->own_ctx && in->helpers == RTO_HELPERS_READY))
+			return "queued: an async row or a file under async_path=, not a kernel "
+			       "interface's, from a thread that may hand off, with a helper to "
+			       "write it";
 		return NULL;
 	}
 	if (run == RTO_RUN_ASYNC)
@@ -239,6 +243,9 @@ static inline const char *rto_decide_walk(struct rto_decide_in *in, unsigned fac
 			break;
 		case RTO_NEED_BUFFER:
 			in->buffered = decide_yes(fact_bits, FACT_BUFFERED);
+			break;
+		case RTO_NEED_FD_KERNEL:
+			in->fd_kernel = decide_yes(fact_bits, FACT_KERNEL);
 			break;
 		case RTO_NEED_SELF:
 			in->self_known = 1;

@@ -40,12 +40,12 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 		cr_assert(why == NULL,
 			  "%s: handling %d flags %#x how %#x strict %d own %d sigsys %d helpers %d "
 			  "queue %d stream %d cc %d ap %d cb %d first %d fd %d path %d held %d "
-			  "lend %d async %d buffered %d -> %#x",
+			  "lend %d async %d buffered %d kernel %d -> %#x",
 			  why, in->handling, in->flags, in->how, in->strict, in->own_ctx,
 			  in->sigsys, in->helpers, in->queue, in->stream, in->children_caller,
 			  in->async_paths, in->callbacks_here, in->first_done, in->fd_local,
 			  in->path_self, in->stream_held, in->lending_ok, in->fd_async,
-			  in->buffered, v);
+			  in->buffered, in->fd_kernel, v);
 		return;
 	}
 	cr_assert(!(asked & (1u << v)), "fact %d asked twice (flags %#x how %#x)", v, in->flags,
@@ -91,6 +91,9 @@ static void explore(const struct rto_decide_in *in, unsigned asked)
 			break;
 		case RTO_NEED_BUFFER:
 			next.buffered = fact;
+			break;
+		case RTO_NEED_FD_KERNEL:
+			next.fd_kernel = fact;
 			break;
 		default:
 			cr_assert_fail("no such answer: %d", v);
@@ -209,12 +212,17 @@ Test(decide, named_cases)
 	v = rto_decide(&in);
 	cr_assert_neq(v, RTO_RUN_ASYNC);
 	in.own_ctx = 0;
+	/* Not a kernel interface's file (/proc, /sys): a write there is a command, made now. */
+	cr_assert_eq(rto_decide(&in), RTO_NEED_FD_KERNEL);
+	in.fd_kernel = RTO_NO;
 	/* Queued only with a helper to write it: started first, or the call is made. */
 	cr_assert_eq(rto_decide(&in), RTO_NEED_HELPERS);
 	in.helpers = RTO_HELPERS_FAILED;
 	cr_assert_neq(rto_decide(&in), RTO_RUN_ASYNC);
 	in.helpers = RTO_HELPERS_READY;
 	cr_assert_eq(rto_decide(&in), RTO_RUN_ASYNC);
+	in.fd_kernel = RTO_YES;
+	cr_assert_eq(rto_decide(&in), RTO_RUN_LOCAL);
 	/* warn: here, and said. */
 	in = (struct rto_decide_in){.handling = RTO_WARN, .self_known = 1, .strict = 1};
 	cr_assert_eq(rto_decide(&in), RTO_RUN_LOCAL | RTO_WHY_WARN);
