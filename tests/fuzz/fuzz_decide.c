@@ -42,7 +42,7 @@ static int library_values(const struct rto_decide_in *in)
 	       in->fd_local == RTO_UNASKED && in->fd_async == RTO_UNASKED &&
 	       in->path_self == RTO_UNASKED && in->stream_held == RTO_UNASKED &&
 	       in->lending_ok == RTO_UNASKED && in->buffered == RTO_UNASKED &&
-	       !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
+	       in->fd_kernel == RTO_UNASKED && !(in->flags & ~(unsigned)(RTO_F_SPAWN * 2 - 1));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "the decision is pure");
 		if (v <= RTO_RUN_FALLBACK || (v & RTO_WHY_WARN))
 			break;
-		CHECK(step <= FACT_COUNT && v <= RTO_NEED_BUFFER && !(asked & (1u << v)),
+		CHECK(step <= FACT_COUNT && v <= RTO_NEED_FD_KERNEL && !(asked & (1u << v)),
 		      "each fact is asked for once, then a verdict");
 		asked |= 1u << v;
 		CHECK(!(sigsys && v == RTO_NEED_HELPERS), "a SIGSYS handler never starts helpers");
@@ -99,6 +99,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case RTO_NEED_BUFFER:
 			in.buffered = decide_yes(facts, FACT_BUFFERED);
+			break;
+		case RTO_NEED_FD_KERNEL:
+			in.fd_kernel = decide_yes(facts, FACT_KERNEL);
 			break;
 		case RTO_NEED_SELF:
 			in.self_known = 1;
