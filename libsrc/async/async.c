@@ -27,7 +27,8 @@
  * streams it wrote to) before it raises SIGABRT.  Not saved: what is still
  * queued when the process dies by a signal with no handler, by an abort()
  * inside libc (a failed assert(), heap corruption, a stack overflow
- * detected), or by _exit().
+ * detected), or by _exit() inside a signal handler (_exit() elsewhere
+ * writes the queue, and leaves the streams' buffers as they are).
  *
  * Ring, producer side (the caller's realtime path): single producer, no
  * lock, no system call; the sequence number is one uatomic_add_return.
@@ -887,7 +888,7 @@ void rto_async_at_exit(void)
  * interrupted between its two stores is not waited for.
  */
 
-static void drain_at_abort(void)
+static void drain_at_end(int flush_streams)
 {
 	struct timespec until;
 
@@ -899,7 +900,7 @@ static void drain_at_abort(void)
 		return;
 	drain_locked(uatomic_read(&next_seq), 0);
 	rto_mutex_unlock(&drain_lock);
-	for (int k = 0; k < MAX_RINGS; k++) {
+	for (int k = 0; k < MAX_RINGS && flush_streams; k++) {
 		FILE *f = CMM_LOAD_SHARED(written_streams[k]);
 		if (f)
 			rto_real_fflush(f);
@@ -911,7 +912,7 @@ void rto_async_abort(void)
 	int saved = errno;
 
 	rto_route_go_direct(); /* and never resumed: abort() does not return */
-	drain_at_abort();
+	drain_at_end(1);
 	rto_trace_at_abort(); /* trace_file=: complete at abort() too */
 	errno = saved;
 	RTO_HAND_REAL(abort)();
@@ -921,6 +922,42 @@ void rto_async_abort(void)
 RTO_EXPORT void abort(void)
 {
 	rto_async_abort();
+}
+
+/*
+ * _exit() and _Exit(): what is queued is written as the calls would have
+ * written it, into the streams and the descriptors, and the streams are
+ * left as they are (a line still in a buffered stream's buffer is lost, as
+ * without the library; one to stderr, unbuffered, reaches the descriptor).
+ * A test's child process reports its failure on stderr and leaves with
+ * _exit(1) (GLib's g_test_trap_subprocess).  Not in a vfork() child (the
+ * queue is its parent's, which goes on), a clone(CLONE_VM) child, or a
+ * signal handler of the program's (writing into streams there is not
+ * async-signal-safe).
+ */
+static void drain_at_exit_now(void)
+{
+	if (!CMM_LOAD_SHARED(rto_async_on.used) || rto_self.vforking || rto_foreign_task() ||
+	    rto_signal_handler_depth || rto_helper_is_self() || draining)
+		return;
+	int saved = errno;
+	rto_route_go_direct(); /* and never resumed: the process ends */
+	drain_at_end(0);
+	errno = saved;
+}
+
+RTO_EXPORT void _exit(int status)
+{
+	drain_at_exit_now();
+	RTO_HAND_REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+RTO_EXPORT void _Exit(int status)
+{
+	drain_at_exit_now();
+	RTO_HAND_REAL(_Exit)(status);
+	__builtin_unreachable();
 }
 
 /* Read from another thread: each ring's head and tail are single words. */

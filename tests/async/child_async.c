@@ -97,6 +97,12 @@
  *     (queued), then asks ftell, rewinds and reads the line back.  Prints
  *     pos=P line=L (L without its newline, "-" for none).
  *
+ *   async_exit DIR HOW
+ *     A marked thread writes a line to DIR/exit.unbuf (an unbuffered
+ *     stream), one to DIR/exit.buf (fflush()ed) and one more after it
+ *     (not flushed), and write()s one to DIR/exit.fd, all queued; then it
+ *     ends the process with HOW (_exit or _Exit) and status 3.
+ *
  *   async_kernel_file
  *     A marked thread writes "abc" (not a number) to
  *     /proc/self/oom_score_adj through a stream (fputs, fflush) and
@@ -1052,6 +1058,54 @@ int sc_async_readback(int argc, char **argv)
 	fclose(b.f);
 	say("pos=%ld line=%s", b.pos, b.line);
 	return 0;
+}
+
+/* ---- async_exit --------------------------------------------------------------------------- */
+
+struct exit_now {
+	const char *dir, *how;
+};
+
+static FILE *open_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	path_join(path, dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fail("fopen %s", name);
+	return f;
+}
+
+static void exit_now(void *arg)
+{
+	struct exit_now *e = arg;
+	char path[PATH_MAX];
+	FILE *u = open_in(e->dir, "exit.unbuf"), *b = open_in(e->dir, "exit.buf");
+
+	setvbuf(u, NULL, _IONBF, 0);
+	fputs("unbuffered\n", u);
+	fputs("flushed\n", b);
+	fflush(b);
+	fputs("in the buffer\n", b); /* lost, as without the library */
+	path_join(path, e->dir, "exit.fd");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "written\n", 8) != 8)
+		fail("exit.fd");
+	if (strcmp(e->how, "_Exit") == 0)
+		_Exit(3);
+	_exit(3);
+}
+
+int sc_async_exit(int argc, char **argv)
+{
+	struct exit_now e;
+
+	if (argc < 2)
+		fail("usage: async_exit DIR _exit|_Exit");
+	e = (struct exit_now){.dir = argv[0], .how = argv[1]};
+	on_thread("ctl", 1, exit_now, &e);
+	return 0; /* not reached */
 }
 
 /* ---- async_kernel_file --------------------------------------------------------------------- */

@@ -332,6 +332,37 @@ static void exec_keeps(const char *how)
 	run_free(&r);
 }
 
+/*
+ * _exit() and _Exit() end the process without flushing the streams: what
+ * is queued is written first as the calls would have written it (an
+ * unbuffered stream's line and a write() reach the file, a flushed line
+ * too), and a buffered stream's unflushed line is lost, as without the
+ * library (GLib's test subprocesses report their failure on stderr and
+ * _exit(1); child_async.c, async_exit).
+ */
+static void exit_keeps(const char *how)
+{
+	struct run r;
+
+	RUN_CHILD_RAW(&r, "policy=stdio:async,write:async", "async_exit", child_dir, how);
+	cr_expect(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3, "status %#x: %s", r.status,
+		  r.err);
+	expect_file("exit.unbuf", "unbuffered\n");
+	expect_file("exit.buf", "flushed\n");
+	expect_file("exit.fd", "written\n");
+	run_free(&r);
+}
+
+Test(async, _exit_writes_what_is_queued)
+{
+	exit_keeps("_exit");
+}
+
+Test(async, _Exit_writes_what_is_queued)
+{
+	exit_keeps("_Exit");
+}
+
 Test(async, exec_writes_what_is_queued)
 {
 	exec_keeps("execv");
