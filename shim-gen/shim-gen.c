@@ -32,8 +32,7 @@ struct param {
 	char member[256]; /* as a struct member: arrays decayed to pointers */
 	char name[64];
 	int is_file; /* type is FILE * */
-	int is_fd;   /* a descriptor: int fd, dirfd, in, out, fromfd or tofd (calls.tbl) */
-	int is_path; /* a file's path: const char *path, file, from or to (calls.tbl) */
+	int is_fd;   /* a descriptor: int fd, in, out, fromfd or tofd (calls.tbl) */
 };
 
 struct call {
@@ -136,14 +135,10 @@ static void parse_param(struct call *c, char *text)
 	}
 	memcpy(p->member, member, sizeof(member));
 	p->is_file = !strncmp(p->decl, "FILE *", 6);
-	static const char *const fd_names[] = {"fd", "dirfd", "in", "out", "fromfd", "tofd"};
+	static const char *const fd_names[] = {"fd", "in", "out", "fromfd", "tofd"};
 	for (size_t i = 0; i < sizeof(fd_names) / sizeof(fd_names[0]); i++)
 		if (!strncmp(p->decl, "int ", 4) && !strcmp(p->name, fd_names[i]))
 			p->is_fd = 1;
-	static const char *const path_names[] = {"path", "file", "from", "to"};
-	for (size_t i = 0; i < sizeof(path_names) / sizeof(path_names[0]); i++)
-		if (!strncmp(p->decl, "const char *", 12) && !strcmp(p->name, path_names[i]))
-			p->is_path = 1;
 	c->np++;
 }
 
@@ -460,6 +455,27 @@ static const char *buffered_arg(const struct call *c)
  * callbacks), with the call's descriptor (byfd), its stream, and whether a
  * callback was given.
  */
+/*
+ * The descriptor rto_call() is given: a by-descriptor call's "fd", which
+ * decides; else the one the call reads or works on ("fd", else "in", else
+ * the first descriptor parameter), which its trace events carry and before
+ * which the thread's own queued writes to it go (async.c); else -1.
+ */
+static const char *descriptor_of(const struct call *c)
+{
+	const char *first = NULL;
+
+	for (int i = 0; i < c->np; i++) {
+		if (!c->p[i].is_fd)
+			continue;
+		if (!strcmp(c->p[i].name, "fd") || !strcmp(c->p[i].name, "in"))
+			return c->p[i].name;
+		if (!first)
+			first = c->p[i].name;
+	}
+	return first ? first : "-1";
+}
+
 static const char *route_call(const struct call *c)
 {
 	static char buf[320];
@@ -499,7 +515,7 @@ static const char *route_call(const struct call *c)
 	if (c->shortarg[0])
 		snprintf(how + strlen(how), sizeof(how) - strlen(how), " | %s", short_arg(c));
 	snprintf(buf, sizeof(buf), "rto_call(&rto_fn_%s, &a, %s, %s, %s)", c->name,
-		 strcmp(c->handling, "byfd") ? "-1" : "fd", stream_of(c), how);
+		 descriptor_of(c), stream_of(c), how);
 	return buf;
 }
 
@@ -799,16 +815,6 @@ static void emit_routed(FILE *o, const struct call *c, int is_void)
 	emit_async(o, c);
 	if (c->flush && c->async[0]) /* not queued: what is queued goes first, as unmarked */
 		fprintf(o, "\trto_async_flush_point();\n");
-	else if (!c->flush && strcmp(stream_of(c), "NULL")) /* its own queued writes to it */
-		fprintf(o, "\trto_async_stream_order(%s);\n", stream_of(c));
-	for (int i = 0; i < c->np && !c->flush; i++) /* ... and to its descriptors */
-		if (c->p[i].is_fd)
-			fprintf(o, "\trto_async_fd_order(%s);\n", c->p[i].name);
-	for (int i = 0; i < c->np && !c->flush; i++) /* ... and all of them, for a path */
-		if (c->p[i].is_path) {
-			fprintf(o, "\trto_async_path_order();\n");
-			break;
-		}
 	emit_wake(o, c);
 	emit_args(o, c, "\t");
 	if (is_void)

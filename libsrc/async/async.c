@@ -76,6 +76,7 @@
 #include "signals.h"
 #include "stdio_lock.h"
 #include "futex.h"
+#include "backstop.h"
 #include "stats.h"
 #include "report.h"
 #include "real.h"
@@ -108,7 +109,7 @@ struct entry {
 
 /*
  * What a ring's entries since it was last empty write to (the producer's
- * own: rto_async_stream_order, rto_async_fd_order): n past RING_TARGETS,
+ * own: order_before_call): n past RING_TARGETS,
  * more than that, any may have one.
  */
 struct targets {
@@ -472,10 +473,14 @@ static void wait_done(struct rto_req *n)
 /* Queue notice n (its *armed flag just taken) once its last run is over. */
 static void queue_notice(struct rto_req *n, int prio)
 {
+	/* The library's own work: its FUTEX_WAKE of a sleeping helper is not the program's call. */
+	unsigned char sel = rto_backstop_enter();
+
 	wait_done(n);
 	uatomic_set(&n->state, RTO_REQ_PENDING); /* its helper's exchange wrote it atomically */
 	n->prio = prio;
 	rto_offload_async(n);
+	rto_backstop_leave(sel);
 }
 
 void rto_async_kick(void)
@@ -563,6 +568,8 @@ void rto_async_barrier(void)
 
 /* ---- producer side ------------------------------------------------------------------ */
 
+static void order_before_call(int fd, FILE *f, unsigned how);
+
 void rto_async_thread_marked(void)
 {
 	if (my_ring || !rto_policy_has_async())
@@ -590,6 +597,7 @@ void rto_async_thread_marked(void)
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
 	uatomic_set(&rto_async_on.used, 1);
 	rto_fd_track_births(); /* a kernel interface's files are known as they open: not queued */
+	rto_route_before_call(order_before_call);
 	my_ring = &rings[i];
 }
 
@@ -736,43 +744,29 @@ static struct ring *own_pending_ring(void)
 }
 
 /*
- * A call on stream f that is not queued (a read, a seek, ftell, a write
- * the policy does not queue) by a marked thread whose ring may still hold
- * writes to f: they go first, so that the thread sees its stream as
- * without the library (rewind, then fgets, reads what it wrote; ftell
- * counts it).  The thread's own entries only: another's are ordered by
- * the threads' synchronisation, and its flushes.
+ * rto_call()'s first step for a marked thread's call (route.c), once a
+ * ring exists: a call on a stream, a descriptor or a file by its path
+ * that is not queued (a read, a seek, ftell, fstat, mmap, open, stat, a
+ * write the policy does not queue) comes after the thread's own queued
+ * writes to it, so that the thread sees its files as without the library:
+ * rewind then fgets reads back what it wrote, a file written with fwrite
+ * and fflush then mapped has its bytes (systemd's journal_file_verify),
+ * one written then opened again by its path has them too (systemd's
+ * test-clock).  A stream's descriptor counts as the stream, and a path
+ * may name any file: all of the thread's queued writes go first.  The
+ * thread's own entries only: another's are ordered by the threads'
+ * synchronisation, and by its flushes.
  */
-void rto_async_stream_order_slow(FILE *f)
+static void order_before_call(int fd, FILE *f, unsigned how)
 {
 	struct ring *r = own_pending_ring();
 
-	if (r && f && targets_may_hold(&r->streams, (uintptr_t)f))
-		rto_async_barrier();
-}
-
-/*
- * The same for descriptor fd (lseek, fstat, pread, mmap...): its queued
- * write()s, and a stream's on it with the stream's queued fflush, go
- * first, so that a file written then mapped has its bytes (systemd's
- * journal_file_verify: fwrite, fflush, mmap).
- */
-void rto_async_fd_order_slow(int fd)
-{
-	struct ring *r = own_pending_ring();
-
-	if (r && fd >= 0 && targets_may_hold(&r->fds, (uintptr_t)fd))
-		rto_async_barrier();
-}
-
-/*
- * ... and for a file by its path, which may be one the thread queued
- * writes to under another name: all of its own pending writes go first
- * (a file written with fputs and fflush, then opened again and read).
- */
-void rto_async_path_order_slow(void)
-{
-	if (own_pending_ring())
+	if (!r)
+		return;
+	int ffd = f ? rto_fd_of_file(f) : -1;
+	if ((how & RTO_CALL_PATH) || (f && targets_may_hold(&r->streams, (uintptr_t)f)) ||
+	    (fd >= 0 && targets_may_hold(&r->fds, (uintptr_t)fd)) ||
+	    (ffd >= 0 && targets_may_hold(&r->fds, (uintptr_t)ffd)))
 		rto_async_barrier();
 }
 

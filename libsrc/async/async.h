@@ -55,43 +55,6 @@ static inline void rto_async_flush_point(void)
  * (signals.c's depth): writing queued lines into their streams there is
  * not async-signal-safe, and the handler's write() must stay so.
  */
-RTO_HIDDEN void rto_async_stream_order_slow(FILE *f);
-
-/*
- * A marked thread's call on stream f that is not queued (a read, a seek,
- * ftell, a write the policy does not queue): its own queued writes to f
- * are written first (async.c).
- */
-static inline void rto_async_stream_order(FILE *f)
-{
-	if (rto_async_used())
-		rto_async_stream_order_slow(f);
-}
-
-/*
- * A marked thread's call on descriptor fd that is not queued (lseek,
- * fstat, pread, mmap...): its own queued writes to fd, and to a stream on
- * it, are written first (async.c).
- */
-RTO_HIDDEN void rto_async_fd_order_slow(int fd);
-static inline void rto_async_fd_order(int fd)
-{
-	if (rto_async_used())
-		rto_async_fd_order_slow(fd);
-}
-
-/*
- * A marked thread's call on a file by its path (open, stat, rename,
- * fopen...), which may name a file it queued writes to: its own queued
- * writes are written first (async.c).
- */
-RTO_HIDDEN void rto_async_path_order_slow(void);
-static inline void rto_async_path_order(void)
-{
-	if (rto_async_used())
-		rto_async_path_order_slow();
-}
-
 RTO_HIDDEN void rto_async_order_slow(void);
 static inline void rto_async_order(void)
 {

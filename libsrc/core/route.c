@@ -114,6 +114,19 @@ void rto_route_on_dlerror(void (*fn)(char *msg))
 }
 
 /*
+ * async.c's: a marked thread's call on a descriptor, a stream or a path
+ * comes after the thread's own queued writes to it.  Stored once, when
+ * the first ring is made (relaxed: a thread that reads it unset has no
+ * ring, and nothing queued to come first).
+ */
+static void (*before_call)(int fd, FILE *stream, unsigned how);
+
+void rto_route_before_call(void (*fn)(int fd, FILE *stream, unsigned how))
+{
+	CMM_STORE_SHARED(before_call, fn);
+}
+
+/*
  * Offload and wait; the caller's errno becomes the call's.  Out of line: a
  * call that stays here pays none of its frame.
  */
@@ -397,6 +410,10 @@ int rto_call(struct rto_fn *fn, void *args, int fd, FILE *stream, unsigned how)
 		return 0;
 	}
 	unsigned char sel = rto_backstop_enter();
+	/* The library's own work too: what it writes there is not trapped as the program's. */
+	void (*before)(int, FILE *, unsigned) = CMM_LOAD_SHARED(before_call);
+	if (RTO_UNLIKELY(before) && !(fn->flags & RTO_F_INTERNAL))
+		before(fd, stream, how);
 	rto_trace_call_fd(fd); /* trace.c: its offload's events carry it */
 	int taken = 0;
 	int ret = route(fn, args, fd, stream, how, &taken);

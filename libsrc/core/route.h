@@ -78,7 +78,7 @@ static inline size_t rto_items_bytes(size_t size, size_t n)
  * wrapper, generated or written by hand, and the library's own requests
  * (RTO_F_INTERNAL) enter here; what is special about a call comes from
  * fn->flags and how (enum rto_call_how, decide.h).
- *   fd        the call's descriptor, for RTO_F_BYFD calls; else -1
+ *   fd        the call's descriptor (a by-descriptor call decides by it), or -1
  *   stream    the FILE the call works on (stdio), or NULL
  *   how       what the wrapper knows from the arguments (enum rto_call_how)
  * Returns 0 when the call ran (its result is in args, errno as the call left
@@ -98,5 +98,11 @@ struct rto_options;
 RTO_HIDDEN void rto_route_configure(const struct rto_options *o);
 /* An offloaded call's dlerror() message goes to fn (wrap_misc.c's, set at load). */
 RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));
+/*
+ * Each call of the program that rto_call() routes first calls fn with its
+ * descriptor, stream and how (async.c's, set with a thread's first ring:
+ * the thread's own queued writes to what the call touches go first).
+ */
+RTO_HIDDEN void rto_route_before_call(void (*fn)(int fd, FILE *stream, unsigned how));
 
 #endif /* RTO_ROUTE_H */

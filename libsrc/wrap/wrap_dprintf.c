@@ -37,7 +37,6 @@ static int route_dprintf(struct rto_fn *fn, int fd, int flag, const char *fmt, v
 		return flag < 0 ? rto_real_vdprintf(fd, fmt, ap)
 				: rto_real___vdprintf_chk(fd, flag, fmt, ap);
 	}
-	rto_async_fd_order(fd); /* its own queued writes to fd go first */
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_dprintf a = {.fd = fd, .flag = flag, .fmt = fmt, .ap = &copy};

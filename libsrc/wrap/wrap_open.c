@@ -73,7 +73,6 @@ static int route_open(struct rto_fn *fn, void (*run)(void *), int dirfd, const c
 		run(&a);
 		return a.ret;
 	}
-	rto_async_path_order(); /* its own queued writes first: the file may be one of theirs */
 	unsigned how = rto_path_arg(path) | ((flags & O_ACCMODE) != O_RDONLY ? RTO_CALL_WRITES : 0);
 	RTO_WATCHED(fn, ret = rto_call(fn, &a, -1, NULL, how) ? -1 : a.ret);
 	return ret;

@@ -77,7 +77,6 @@ static int routed_printf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, 
 		if (q <= 0)
 			return q ? -1 : ret;
 	}
-	rto_async_stream_order(f); /* not queued: its own queued writes to f first */
 	char line[RTO_PRINTF_LINE];
 	struct rto_args_printf a = {.flag = flag, .f = f, .fmt = fmt};
 	unsigned how = 0;

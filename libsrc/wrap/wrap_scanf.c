@@ -46,7 +46,6 @@ static int route_scanf(struct rto_fn *fn, FILE *f, int iso, const char *fmt, va_
 {
 	if (rto_direct())
 		return iso ? rto_real___isoc99_vfscanf(f, fmt, ap) : rto_real_vfscanf(f, fmt, ap);
-	rto_async_stream_order(f); /* its own queued writes to f first */
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_scanf a = {.iso = iso, .f = f, .fmt = fmt, .ap = &copy};

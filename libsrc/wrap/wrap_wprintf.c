@@ -31,7 +31,6 @@ static int route_wprintf(struct rto_fn *fn, FILE *f, const wchar_t *fmt, va_list
 {
 	if (rto_direct())
 		return rto_real_vfwprintf(f, fmt, ap);
-	rto_async_stream_order(f); /* its own queued writes to f first */
 	va_list copy;
 	va_copy(copy, ap);
 	struct rto_args_wprintf a = {.f = f, .fmt = fmt, .ap = &copy};
