@@ -109,8 +109,8 @@ struct entry {
 
 /*
  * What a ring's entries since it was last empty write to (the producer's
- * own: order_before_call): n past RING_TARGETS,
- * more than that, any may have one.
+ * own, for order_before_call): n past RING_TARGETS, more than that, and
+ * any may have one.
  */
 struct targets {
 	uintptr_t v[RING_TARGETS];
@@ -727,10 +727,14 @@ static void note_pending(struct ring *r, int fd, FILE *f)
 {
 	if (CMM_LOAD_SHARED(r->tail) == r->head)
 		r->streams.n = r->fds.n = 0;
-	if (f)
+	if (f) {
+		if (targets_may_hold(&r->streams, (uintptr_t)f))
+			return; /* noted, with its descriptor: most queued lines */
 		targets_add(&r->streams, (uintptr_t)f);
-	if (fd < 0 && f)
+		if (r->streams.n > RING_TARGETS) /* any stream now, so any stream's descriptor */
+			r->fds.n = RING_TARGETS + 1;
 		fd = rto_fd_of_file(f);
+	}
 	if (fd >= 0)
 		targets_add(&r->fds, (uintptr_t)fd);
 }
