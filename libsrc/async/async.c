@@ -767,10 +767,13 @@ static void order_before_call(int fd, FILE *f, unsigned how)
 
 	if (!r)
 		return;
-	int ffd = f ? rto_fd_of_file(f) : -1;
 	if ((how & RTO_CALL_PATH) || (f && targets_may_hold(&r->streams, (uintptr_t)f)) ||
-	    (fd >= 0 && targets_may_hold(&r->fds, (uintptr_t)fd)) ||
-	    (ffd >= 0 && targets_may_hold(&r->fds, (uintptr_t)ffd)))
+	    (fd >= 0 && targets_may_hold(&r->fds, (uintptr_t)fd))) {
+		rto_async_barrier();
+		return;
+	}
+	int ffd = f ? rto_fd_of_file(f) : -1; /* the stream's descriptor, asked last */
+	if (ffd >= 0 && targets_may_hold(&r->fds, (uintptr_t)ffd))
 		rto_async_barrier();
 }
 

@@ -150,8 +150,7 @@ static inline __attribute__((always_inline)) int rto_decide_queue(const struct r
 		if (in->fd_async != RTO_YES)
 			return RTO_RUN_LOCAL;
 	}
-	/* A write to a kernel interface's file is a command: its effect and error are the call's.
-	 */
+	/* A write to a kernel interface's file is a command: made, its error the call's. */
 	if (in->fd_kernel == RTO_UNASKED)
 		return RTO_NEED_FD_KERNEL;
 	if (in->fd_kernel == RTO_YES)

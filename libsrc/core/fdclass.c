@@ -113,11 +113,37 @@ static int is_signalfd(int fd)
 	return n == (long)sizeof(name) - 1 && memcmp(target, name, sizeof(name) - 1) == 0;
 }
 
-static int kind_of(int fd)
+/*
+ * A file system of a kernel interface (/proc/sys, /sys, a cgroup's,
+ * debugfs...): a write to its files is a command, whose effect and error
+ * are the call's.
+ */
+static int is_kernel_fs(unsigned long f_type)
+{
+	switch (f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case EFIVARFS_MAGIC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* fd's kind (RTO_FD_*, 0 for a file elsewhere), or -1; *kernel: is_kernel_fs(). */
+static int kind_of(int fd, int *kernel)
 {
 	struct stat st;
 	struct statfs sf;
 
+	*kernel = 0;
 	if (rto_real_fstat(fd, &st) != 0)
 		return -1;
 	switch (st.st_mode & S_IFMT) {
@@ -131,37 +157,12 @@ static int kind_of(int fd)
 		return RTO_FD_CHR;
 	case S_IFREG:
 	case S_IFDIR:
-		if (rto_syscall(SYS_fstatfs, fd, &sf) == 0 &&
-		    (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+		if (rto_syscall(SYS_fstatfs, fd, &sf) != 0)
+			return 0;
+		if (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)
 			return RTO_FD_TMPFS; /* memfd too: it lives on shmem */
+		*kernel = is_kernel_fs((unsigned long)sf.f_type);
 		return 0;
-	default:
-		return 0;
-	}
-}
-
-/*
- * A file of a kernel interface (/proc/sys, /sys, a cgroup's, debugfs...):
- * a write to it is a command, whose effect and error are the call's.
- */
-static int is_kernel_file(int fd)
-{
-	struct statfs sf;
-
-	if (rto_syscall(SYS_fstatfs, fd, &sf) != 0)
-		return 0;
-	switch ((unsigned long)sf.f_type) {
-	case PROC_SUPER_MAGIC:
-	case SYSFS_MAGIC:
-	case CGROUP_SUPER_MAGIC:
-	case CGROUP2_SUPER_MAGIC:
-	case DEBUGFS_MAGIC:
-	case TRACEFS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case BPF_FS_MAGIC:
-	case PSTOREFS_MAGIC:
-	case EFIVARFS_MAGIC:
-		return 1;
 	default:
 		return 0;
 	}
@@ -179,12 +180,12 @@ static int under_async_path(int fd)
 	return rto_async_path_match(path);
 }
 
-static int kind_bits(int fd, int kind)
+static int kind_bits(int fd, int kind, int kernel)
 {
 	int bits = (kind & ((int)opt.fd_local | RTO_FD_THREAD)) ? CLASS_LOCAL : CLASS_REMOTE;
 	if (RTO_UNLIKELY(rto_async_paths) && under_async_path(fd))
 		bits |= ASYNC_PATH;
-	if (kind == 0 && is_kernel_file(fd)) /* a regular file off tmpfs */
+	if (kernel)
 		bits |= KERNEL_FILE;
 	return bits;
 }
@@ -193,8 +194,9 @@ static int kind_bits(int fd, int kind)
 static int class_bits(int fd)
 {
 	int saved = errno;
-	int kind = kind_of(fd);
-	int bits = kind < 0 ? -1 : kind_bits(fd, kind);
+	int kernel;
+	int kind = kind_of(fd, &kernel);
+	int bits = kind < 0 ? -1 : kind_bits(fd, kind, kernel);
 	errno = saved;
 	return bits;
 }
