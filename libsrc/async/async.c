@@ -596,7 +596,13 @@ void rto_async_thread_marked(void)
 	}
 	CMM_STORE_SHARED(rings[i].buf, (char *)buf);
 	uatomic_set(&rto_async_on.used, 1);
-	rto_fd_track_births(); /* a kernel interface's files are known as they open: not queued */
+	/*
+	 * Whether a descriptor is a kernel interface's file (never queued) is
+	 * known before its first write: those open now are classified here,
+	 * new ones where they are born, so that no queued write asks a helper.
+	 */
+	rto_fd_eager();
+	rto_fd_classify_open();
 	rto_route_before_call(order_before_call);
 	my_ring = &rings[i];
 }

@@ -319,14 +319,12 @@ int rto_fd_runs_local(int fd)
 	return bits >= 0 && (bits & CLASS_MASK) == CLASS_LOCAL;
 }
 
-int rto_fd_kernel_known(int fd)
+int rto_fd_kernel_file(int fd)
 {
 	if (fd < 0 || fd >= FD_MAX)
-		return RTO_NO;
-	uint32_t e = CMM_LOAD_SHARED(table[fd]);
-	if ((e & CLASS_MASK) == CLASS_UNKNOWN)
-		return RTO_UNASKED;
-	return (e & KERNEL_FILE) ? RTO_YES : RTO_NO;
+		return 0;
+	int bits = bits_of(fd);
+	return bits >= 0 && (bits & KERNEL_FILE);
 }
 
 int rto_fd_async_path(int fd)
@@ -398,11 +396,6 @@ void rto_fd_born(int fd, int kind)
 	}
 	if (may_classify_here())
 		classify_here(fd);
-}
-
-void rto_fd_track_births(void)
-{
-	use_table();
 }
 
 void rto_fd_born_like(int newfd, int oldfd)

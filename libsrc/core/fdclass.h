@@ -25,12 +25,12 @@ RTO_HIDDEN int rto_fd_runs_local(int fd);
 /* The same, if the cache knows (RTO_YES, RTO_NO), else RTO_UNASKED: never learns. */
 RTO_HIDDEN int rto_fd_local_known(int fd);
 /*
- * Whether fd's file is one of a kernel interface (procfs, sysfs,
- * cgroupfs...: a write is a command), if the cache knows (RTO_YES,
- * RTO_NO), else RTO_UNASKED: never learns.  A marked thread's open
- * learns it at the descriptor's birth (calls.tbl's born:).
+ * 1: fd's file is one of a kernel interface (procfs, sysfs, cgroupfs...:
+ * a write is a command).  async.c has every descriptor classified from
+ * its first ring on (rto_fd_classify_open, rto_fd_eager); one still
+ * unknown (made by a raw system call) is classified as above.
  */
-RTO_HIDDEN int rto_fd_kernel_known(int fd);
+RTO_HIDDEN int rto_fd_kernel_file(int fd);
 /* 1: fd's file lies under async_path= (classified as above when unknown). */
 RTO_HIDDEN int rto_fd_async_path(int fd);
 struct rto_options;
@@ -48,12 +48,6 @@ RTO_HIDDEN void rto_fd_forget_all(void);
  * when descriptors are classified where they are born (rto_fd_eager).
  */
 RTO_HIDDEN void rto_fd_born(int fd, int kind);
-/*
- * From now on a marked thread's new descriptors are classified at birth
- * (by the helper that made them), not first at their first by-descriptor
- * call (async.c, for rto_fd_kernel_known()).
- */
-RTO_HIDDEN void rto_fd_track_births(void);
 /* newfd was made from oldfd (dup): the same open file, the same class. */
 RTO_HIDDEN void rto_fd_born_like(int newfd, int oldfd);
 /* From now on unmarked threads classify the descriptors they create. */

@@ -126,6 +126,14 @@ void rto_route_before_call(void (*fn)(int fd, FILE *stream, unsigned how))
 	CMM_STORE_SHARED(before_call, fn);
 }
 
+void rto_route_order(int fd, unsigned how)
+{
+	void (*before)(int, FILE *, unsigned) = CMM_LOAD_SHARED(before_call);
+
+	if (RTO_UNLIKELY(before))
+		before(fd, NULL, how);
+}
+
 /*
  * Offload and wait; the caller's errno becomes the call's.  Out of line: a
  * call that stays here pays none of its frame.
@@ -372,10 +380,8 @@ static __attribute__((noinline)) int queue_asked(struct rto_decide_in in, int v,
 			rto_decide_self(&in);
 		else if (v == RTO_NEED_ASYNC_PATH)
 			in.fd_async = fact(rto_fd_async_path(f ? rto_fd_of_file(f) : fd));
-		else if (v == RTO_NEED_FD_KERNEL) /* known from the descriptor's birth, or not */
-			in.fd_kernel = rto_fd_kernel_known(f ? rto_fd_of_file(f) : fd) == RTO_YES
-					       ? RTO_YES
-					       : RTO_NO;
+		else if (v == RTO_NEED_FD_KERNEL) /* known from its birth, else learnt now */
+			in.fd_kernel = fact(rto_fd_kernel_file(f ? rto_fd_of_file(f) : fd));
 		else if (v == RTO_NEED_HELPERS) /* the first queued write of a mark=all thread */
 			in.helpers = CMM_LOAD_SHARED(rto_q->ready) || start_helpers() == 0
 					     ? RTO_HELPERS_READY

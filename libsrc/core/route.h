@@ -104,5 +104,11 @@ RTO_HIDDEN void rto_route_on_dlerror(void (*fn)(char *msg));
  * the thread's own queued writes to what the call touches go first).
  */
 RTO_HIDDEN void rto_route_before_call(void (*fn)(int fd, FILE *stream, unsigned how));
+/*
+ * The same for a call rto_call() does not route: a marked thread's trapped
+ * system call (trap/), on descriptor fd (-1: none), RTO_CALL_PATH when it
+ * may name any file.  The backstop's selector allows.
+ */
+RTO_HIDDEN void rto_route_order(int fd, unsigned how);
 
 #endif /* RTO_ROUTE_H */

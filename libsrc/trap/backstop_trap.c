@@ -66,6 +66,7 @@
 #include <errno.h>
 #include <linux/sched.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 
@@ -378,6 +379,28 @@ static void count(long nr, int what, const ucontext_t *uc)
 }
 
 /*
+ * What the thread queued (async.c) comes first, as for a wrapper's call:
+ * a by-descriptor call's after the writes to its descriptor, a file's
+ * mmap after those to the file's; a call that closes or replaces
+ * descriptors (dup2's second, close_range), or names a path, after all
+ * of them; a socket's call after its socket's.  The calls on the thread
+ * itself, its memory, names and clocks wait for nothing.
+ */
+static void order_after_queued(long nr, const long *a)
+{
+	const struct rto_sysent *e = &rto_sysent[nr];
+
+	if (e->flags & (RTO_SYS_FORGET1 | RTO_SYS_FORGETALL))
+		rto_route_order(-1, RTO_CALL_PATH);
+	else if ((e->flags & RTO_SYS_BYFD) || e->cls == RTO_CLASS_NET)
+		rto_route_order((int)a[0], 0);
+	else if (nr == SYS_mmap && !(a[3] & MAP_ANONYMOUS))
+		rto_route_order((int)a[4], 0);
+	else if (e->cls == RTO_CLASS_DESC || e->cls == RTO_CLASS_PATH || e->cls == RTO_CLASS_DIR)
+		rto_route_order(-1, RTO_CALL_PATH);
+}
+
+/*
  * The decision's input from the table's row, as a wrapper's call is
  * decided (decide.h), but as the SIGSYS handler's: it starts no helper.
  */
@@ -425,12 +448,14 @@ static long decide(long nr, const long *a, ucontext_t *uc, int *again)
 		return -RT_OFFLOAD_STRICT_ERRNO;
 	case RTO_RUN_OFFLOAD:
 		count(nr, RTO_BS_OFFLOADED, uc);
+		order_after_queued(nr, a);
 		ret = run_offload(nr, a);
 		break;
 	default: /* LOCAL, and FALLBACK (no helper yet), which the table counts as local */
 		if (v & RTO_WHY_WARN)
 			rto_callsite_event_trapped(RTO_EVENT_WARN, fn_of(nr), uc);
 		count(nr, RTO_BS_LOCAL, uc);
+		order_after_queued(nr, a);
 		ret = run_local(nr, a);
 	}
 	forget(nr, a, ret);

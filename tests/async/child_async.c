@@ -106,8 +106,19 @@
  *   async_kernel_file
  *     A marked thread writes "abc" (not a number) to
  *     /proc/self/oom_score_adj through a stream (fputs, fflush) and
- *     through a descriptor (write).  Prints kernel: flush=R ferr=E
- *     write=W werr=E2 (the calls' results and errnos).
+ *     through a descriptor (write).  Then the same through two
+ *     descriptors of the file the unmarked main thread opened before:
+ *     write(), and a stream fdopen()ed on the other.  Prints kernel:
+ *     flush=R ferr=E write=W werr=E2 eflush= eferr= ewrite= ewerr= (the
+ *     calls' results and errnos, e: the early descriptors').
+ *
+ *   async_trapped DIR
+ *     A marked thread writes DIR/trapped.file two bytes at a time, in
+ *     turn queued (write()) and not (a raw system call that traps, then
+ *     syscall()), and reads it back with a raw pread.  Then a queued
+ *     write to DIR/trapped.moved, and a raw dup2 of /dev/null onto its
+ *     descriptor.  Prints trapped: pread=P moved=M (the bytes read back,
+ *     and trapped.moved's).
  *
  *   async_fd_readback DIR
  *     A marked thread writes four bytes at a time to DIR/fdback.file
@@ -123,6 +134,7 @@
  *     Prints path: reopen=L size=S.
  */
 #include "child.h"
+#include "raw_syscall_asm.h" /* libsrc/backstop/: the program's raw calls */
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -1113,6 +1125,9 @@ int sc_async_exit(int argc, char **argv)
 struct kernel_file {
 	int flush, ferr;
 	long write, werr;
+	int early_fd, early_stream_fd; /* opened before any thread was marked */
+	int eflush, eferr;
+	long ewrite, ewerr;
 };
 
 static void write_kernel_file(void *arg)
@@ -1134,6 +1149,18 @@ static void write_kernel_file(void *arg)
 	k->write = write(fd, "abc", 3);
 	k->werr = errno;
 	close(fd);
+	/* Descriptors the unmarked main thread opened: their file system was never asked. */
+	errno = 0;
+	k->ewrite = write(k->early_fd, "abc", 3);
+	k->ewerr = errno;
+	FILE *ef = fdopen(k->early_stream_fd, "w");
+	if (!ef)
+		fail("fdopen");
+	fputs("abc\n", ef);
+	errno = 0;
+	k->eflush = fflush(ef);
+	k->eferr = errno;
+	fclose(ef);
 }
 
 int sc_async_kernel_file(int argc, char **argv)
@@ -1142,8 +1169,14 @@ int sc_async_kernel_file(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	k.early_fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	k.early_stream_fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (k.early_fd < 0 || k.early_stream_fd < 0)
+		fail("open /proc/self/oom_score_adj");
 	on_thread("ctl", 1, write_kernel_file, &k);
-	say("kernel: flush=%d ferr=%d write=%ld werr=%ld", k.flush, k.ferr, k.write, k.werr);
+	close(k.early_fd);
+	say("kernel: flush=%d ferr=%d write=%ld werr=%ld eflush=%d eferr=%d ewrite=%ld ewerr=%ld",
+	    k.flush, k.ferr, k.write, k.werr, k.eflush, k.eferr, k.ewrite, k.ewerr);
 	return 0;
 }
 
@@ -1234,6 +1267,59 @@ int sc_async_fd_readback(int argc, char **argv)
 	    b.pread[0] ? b.pread : ".", b.map[0] ? b.map : ".", b.dprintf[0] ? b.dprintf : ".",
 	    b.ssize, b.smap[0] ? b.smap : ".");
 	say("path: reopen=%s size=%ld", b.reopen[0] ? b.reopen : ".", b.psize);
+	return 0;
+}
+
+/* ---- async_trapped ------------------------------------------------------------------------ */
+
+/* The program's own raw system call: it traps (Syscall User Dispatch), as a JIT's would. */
+__asm__(".pushsection .text\n" RTO_RAW_SYSCALL6_ASM(async_raw6) ".popsection\n");
+long async_raw6(long nr, long a, long b, long c, long d, long e, long f);
+
+struct trapped {
+	const char *dir;
+	char pread[16], moved[8];
+};
+
+static void trapped_calls(void *arg)
+{
+	struct trapped *t = arg;
+	char path[PATH_MAX];
+
+	path_join(path, t->dir, "trapped.file");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	path_join(path, t->dir, "trapped.moved");
+	int moved = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || moved < 0 || null < 0)
+		fail("open trapped.*");
+	if (write(fd, "ab", 2) != 2 || async_raw6(SYS_write, fd, (long)"cd", 2, 0, 0, 0) != 2)
+		fail("write ab, raw write cd");
+	if (write(fd, "ef", 2) != 2 || syscall(SYS_write, fd, "gh", 2) != 2)
+		fail("write ef, syscall write gh");
+	if (async_raw6(SYS_pread64, fd, (long)t->pread, 8, 0, 0, 0) != 8)
+		strcpy(t->pread, "-");
+	/* A raw dup2 over a descriptor with queued writes: they go to its file of before. */
+	if (write(moved, "xy", 2) != 2 || async_raw6(SYS_dup2, null, moved, 0, 0, 0, 0) != moved)
+		fail("write xy, raw dup2");
+	close(fd);
+	close(moved);
+	close(null);
+	int back = open(path, O_RDONLY | O_CLOEXEC);
+	if (back < 0 || read(back, t->moved, sizeof(t->moved) - 1) < 0)
+		strcpy(t->moved, "-");
+	close(back);
+}
+
+int sc_async_trapped(int argc, char **argv)
+{
+	struct trapped t = {0};
+
+	if (argc < 1)
+		fail("usage: async_trapped DIR");
+	t.dir = argv[0];
+	on_thread("ctl", 1, trapped_calls, &t);
+	say("trapped: pread=%s moved=%s", t.pread[0] ? t.pread : ".", t.moved[0] ? t.moved : ".");
 	return 0;
 }
 

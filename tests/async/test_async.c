@@ -494,6 +494,30 @@ Test(async, a_descriptor_or_path_read_back_sees_its_queued_writes)
 }
 
 /*
+ * A system call the wrappers do not see (a raw one that traps, libc's
+ * own, syscall()) comes after the thread's queued writes as a wrapper's
+ * call does: on a descriptor, after those to it; when it closes or
+ * replaces descriptors (dup2), after them all (child_async.c,
+ * async_trapped).
+ */
+Test(async, a_trapped_system_call_comes_after_what_is_queued)
+{
+	struct run r;
+
+	for (int round = 0; round < 5; round++) {
+		RUN_CHILD(&r, "policy=stdio:async,write:async", "async_trapped", child_dir);
+		assert_child_exit0(&r);
+		cr_expect_geq(json_family(&r, "write", "async"), 3, "not queued: %s", r.out);
+		char got[16];
+		cr_expect_str_eq(out_word(r.out, "trapped:", "pread", got, sizeof(got)), "abcdefgh",
+				 "%s", r.out);
+		cr_expect_str_eq(out_word(r.out, "trapped:", "moved", got, sizeof(got)), "xy", "%s",
+				 r.out);
+		run_free(&r);
+	}
+}
+
+/*
  * A write to a kernel interface's file (/proc, /sys, a cgroup's) is a
  * command: it is made, not queued, so that its effect is there when the
  * call returns and its error is the call's (systemd's test-process-util
@@ -510,6 +534,11 @@ Test(async, a_write_to_a_kernel_file_is_made_not_queued)
 	cr_expect_eq(out_long(r.out, "kernel:", "ferr", 0), EINVAL, "fflush: %s", r.out);
 	cr_expect_eq(out_long(r.out, "kernel:", "write", 0), -1, "write: %s", r.out);
 	cr_expect_eq(out_long(r.out, "kernel:", "werr", 0), EINVAL, "write: %s", r.out);
+	/* Opened before any thread was marked: its file system is learnt at the first write. */
+	cr_expect_eq(out_long(r.out, "kernel:", "eflush", 0), -1, "early fflush: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "eferr", 0), EINVAL, "early fflush: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "ewrite", 0), -1, "early write: %s", r.out);
+	cr_expect_eq(out_long(r.out, "kernel:", "ewerr", 0), EINVAL, "early write: %s", r.out);
 	cr_expect_eq(json_family(&r, "fputs", "async"), 0, "%s", r.out);
 	cr_expect_eq(json_family(&r, "write", "async"), 0, "%s", r.out);
 	run_free(&r);

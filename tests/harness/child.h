@@ -112,6 +112,7 @@ int sc_async_spawn(int argc, char **argv);
 int sc_async_readback(int argc, char **argv);
 int sc_async_fd_readback(int argc, char **argv);
 int sc_async_kernel_file(int argc, char **argv);
+int sc_async_trapped(int argc, char **argv);
 int sc_async_exit(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);
 int sc_faults(int argc, char **argv);
