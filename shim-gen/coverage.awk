@@ -100,6 +100,9 @@ END {
 	for (i = 1; i <= nrows; i++) {
 		n = rows[i]
 		if (n in inrt) continue
-		printf "| `%s` | %s | %s | %s |\n", n, handling_text(n), class[n], (n in note) ? note[n] : why[class[n]]
+		w = (n in note) ? note[n] : why[class[n]]
+		if (class[n] == "stdio" && n ~ /_unlocked$/ && !(n in note))
+			w = "reads or writes the stream's file (its lock the program's business)"
+		printf "| `%s` | %s | %s | %s |\n", n, handling_text(n), class[n], w
 	}
 }

@@ -43,6 +43,7 @@ struct call {
 			   */
 	int can_async;
 	int flush;    /* "flush": queued async writes go first */
+	int ordered;  /* "ordered": a write never queued; an unmarked one comes after the queue */
 	int cancel;   /* "cancel": a POSIX cancellation point */
 	int lock;     /* "lock": the call takes its stream's lock; the caller takes it first */
 	int teardown; /* "teardown": the call frees its stream (and a lock lent with it) */
@@ -181,6 +182,8 @@ static void parse_annotations(struct call *c, char *text)
 			snprintf(c->async, sizeof(c->async), "%s", t[5] ? t + 6 : "");
 		} else if (!strcmp(t, "flush")) {
 			c->flush = 1;
+		} else if (!strcmp(t, "ordered")) {
+			c->ordered = 1;
 		} else if (!strcmp(t, "cancel")) {
 			c->cancel = 1;
 		} else if (!strcmp(t, "lock")) {
@@ -878,7 +881,7 @@ static void emit_call(FILE *o, const struct call *c, const char *class_macro)
 		emit_args(o, c, "\t\t");
 		fprintf(o, "\t\trto_run_%s(&a);\n\t\treturn%s;\n\t}\n", c->name,
 			is_void ? "" : " a.ret");
-	} else if (c->async[0] && !c->flush) {
+	} else if ((c->async[0] || c->ordered) && !c->flush) {
 		/* Unmarked: after what marked threads queued (async.h rto_async_order). */
 		fprintf(o, "\tif (rto_direct()) {\n\t\trto_async_order();\n");
 		fprintf(o, "\t\treturn rto_real_%s(", c->name);

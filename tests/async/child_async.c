@@ -120,6 +120,11 @@
  *     descriptor.  Prints trapped: pread=P moved=M (the bytes read back,
  *     and trapped.moved's).
  *
+ *   async_unlocked DIR
+ *     A marked thread writes 100 lines "nameI" to DIR/unlocked.file as
+ *     ls does: the name with fputs_unlocked or fwrite_unlocked, the
+ *     newline with glibc's inline putc_unlocked (its body, no call).
+ *
  *   async_fd_readback DIR
  *     A marked thread writes four bytes at a time to DIR/fdback.file
  *     (write(), queued), each followed by one call on the descriptor that
@@ -1320,6 +1325,39 @@ int sc_async_trapped(int argc, char **argv)
 	t.dir = argv[0];
 	on_thread("ctl", 1, trapped_calls, &t);
 	say("trapped: pread=%s moved=%s", t.pread[0] ? t.pread : ".", t.moved[0] ? t.moved : ".");
+	return 0;
+}
+
+/* ---- async_unlocked ------------------------------------------------------------------------ */
+
+static void unlocked_lines(void *arg)
+{
+	const char *path = arg;
+	FILE *f = fopen(path, "w");
+	char name[32];
+
+	if (!f)
+		fail("fopen unlocked.file");
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "name%d", i);
+		if (i % 2)
+			fputs_unlocked(name, f);
+		else
+			fwrite_unlocked(name, 1, strlen(name), f);
+		/* What putc_unlocked is, inlined by an optimised build: no call. */
+		__putc_unlocked_body('\n', f);
+	}
+	fclose(f);
+}
+
+int sc_async_unlocked(int argc, char **argv)
+{
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_unlocked DIR");
+	path_join(path, argv[0], "unlocked.file");
+	on_thread("ls", 1, unlocked_lines, path);
 	return 0;
 }
 

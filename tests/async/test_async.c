@@ -518,6 +518,33 @@ Test(async, a_trapped_system_call_comes_after_what_is_queued)
 }
 
 /*
+ * The _unlocked stdio functions say the program owns the stream, and such
+ * a program writes it with glibc's inline macros too (putc_unlocked,
+ * inlined: no call the library sees), as ls does with its names and
+ * newlines: those functions are not queued, so the bytes stay in the order
+ * they were written (ls -1 printed its newlines first, then its names;
+ * child_async.c, async_unlocked).
+ */
+Test(async, unlocked_stdio_and_inline_putc_keep_their_order)
+{
+	char path[PATH_MAX], want[2048] = "", line[32];
+	struct run r;
+
+	for (int i = 0; i < 100; i++) {
+		snprintf(line, sizeof(line), "name%d\n", i);
+		strcat(want, line);
+	}
+	RUN_CHILD(&r, "policy=stdio:async", "async_unlocked", child_dir);
+	assert_child_exit0(&r);
+	child_path(path, "unlocked.file");
+	char *got = slurp(path, NULL);
+	cr_assert_not_null(got, "%s", path);
+	cr_expect_str_eq(got, want);
+	free(got);
+	run_free(&r);
+}
+
+/*
  * A write to a kernel interface's file (/proc, /sys, a cgroup's) is a
  * command: it is made, not queued, so that its effect is there when the
  * call returns and its error is the call's (systemd's test-process-util

@@ -43,6 +43,7 @@ static const struct scenario scenarios[] = {
 	{"async_fd_readback", sc_async_fd_readback},
 	{"async_kernel_file", sc_async_kernel_file},
 	{"async_trapped", sc_async_trapped},
+	{"async_unlocked", sc_async_unlocked},
 	{"async_exit", sc_async_exit},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},
