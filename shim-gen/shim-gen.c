@@ -332,7 +332,7 @@ static void list(FILE *o, const struct call *c, int decls)
 
 static const char *stream_of(const struct call *c)
 {
-	if (strcmp(c->cls, "stdio"))
+	if (strcmp(c->cls, "stdio") && !c->ordered) /* "ordered": what it is ordered after */
 		return "NULL";
 	if (c->stream[0])
 		return c->stream;

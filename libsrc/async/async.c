@@ -83,6 +83,7 @@
 #include "route_state.h"
 #include "trace.h"
 #include "vformat.h"
+#include "stream_put.h"
 
 #include "rtoffload.h"
 
@@ -141,6 +142,16 @@ static __thread struct ring *my_ring RTO_TLS;
 
 #define FD_ERRS 65536
 static int deferred_err[FD_ERRS]; /* errno of a failed write, for the next call */
+/*
+ * Entries a helper writes into a stream (fwrite, a queued fflush) that
+ * are not written yet, in every ring: while there is one, a write to a
+ * stream is queued the same way, behind it, not buffered on the caller
+ * (stream_put.c), whose bytes would go ahead of it.  Such entries are the
+ * rare ones (a stream whose lock another thread held, a memory or cookie
+ * stream): most puts find 0 on a line nobody writes.
+ */
+static uint64_t stream_entries __attribute__((aligned(64)));
+
 /*
  * Set (for good) by the first failed write: until then a put does not
  * look up its stream's descriptor, whose FILE the drain writes (a line
@@ -237,6 +248,8 @@ static int write_next(uint64_t seq, FILE **f)
 		*f = e->f;
 		if (!write_entry(e, (const char *)(e + 1)))
 			return -1;
+		if (e->f)
+			uatomic_dec(&stream_entries); /* after its bytes reached the stream */
 		cmm_smp_mb(); /* done with the bytes before the producer may reuse them */
 		CMM_STORE_SHARED(r->tail, r->tail + entry_size(e->len));
 		return 1;
@@ -788,6 +801,8 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 		    int fd, FILE *f)
 {
 	note_pending(r, fd, f);
+	if (f)
+		uatomic_inc(&stream_entries); /* before the entry is published: puts see it first */
 	*e = (struct entry){.len = len, .fd = fd, .f = f};
 	e->seq = uatomic_add_return(&next_seq, 1);
 	cmm_smp_wmb(); /* the entry, then the head that publishes it */
@@ -798,11 +813,84 @@ static void publish(struct rto_fn *fn, struct ring *r, struct entry *e, uint64_t
 	arm(r);
 }
 
+#define LINE_MAX_ASYNC 1024 /* a printf longer than this is no log line: synchronous */
+
 /* Not queued: what is queued goes first, then the call is made synchronously. */
 static int in_order_sync(void)
 {
 	rto_async_barrier();
 	return 1;
+}
+
+/*
+ * The ring has no room for need bytes: async_full=sync, 0 (make the call);
+ * wait, 1 once there is room.
+ */
+static int room_after_full(struct ring *r, uint64_t need)
+{
+	uint64_t skip;
+
+	rto_stats_async_full();
+	rto_trace_async_full(); /* trace.c */
+	if (rto_async_full_sync())
+		return 0;
+	arm(r);
+	while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
+		rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
+	return 1;
+}
+
+enum { PUT_DONE, PUT_SYNC, PUT_FULL };
+
+/*
+ * Queue len bytes (and a newline if nl) for fd or f: PUT_DONE; PUT_SYNC
+ * when they are too big for the ring; PUT_FULL when it has no room now.
+ */
+static int queue_entry(struct rto_fn *fn, struct ring *r, int fd, FILE *f, const void *data,
+		       size_t len, int nl)
+{
+	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
+
+	if (len + 1 > UINT32_MAX / 2 || need > r->cap / 2)
+		return PUT_SYNC;
+	if (!reserve(r, need, &skip))
+		return PUT_FULL;
+	struct entry *e = entry_at(r, skip);
+	memcpy(e + 1, data, len);
+	if (nl)
+		((char *)(e + 1))[len] = '\n';
+	publish(fn, r, e, skip, (uint32_t)(len + (nl != 0)), fd, f);
+	return PUT_DONE;
+}
+
+/*
+ * A write to stream f (fd RTO_ASYNC_FLUSH: an fflush): into f's buffer on
+ * the caller when glibc would only copy it there (stream_put.c), else
+ * queued for a helper to make on f, behind the buffer, which is closed to
+ * the inline macros meanwhile.  Queued as before, without looking at f,
+ * while an entry for a stream waits anywhere (its bytes reach their buffer
+ * only then), or when f's lock is another thread's, or f is not a plain
+ * file stream in writing mode yet (its buffer is allocated by its first
+ * write: a helper's).  Under f's lock the ring's room is asked without
+ * waiting: a helper may need that lock for an entry ahead.
+ */
+static int stream_put(struct rto_fn *fn, struct ring *r, FILE *f, const void *data, size_t len,
+		      int nl, int fd)
+{
+	if (CMM_LOAD_SHARED(stream_entries) || rto_stream_put_begin(f) != RTO_STREAM_OURS)
+		return queue_entry(fn, r, fd, f, data, len, nl);
+	int ret = PUT_DONE;
+	if (fd == RTO_ASYNC_FLUSH ? f->_IO_write_ptr == f->_IO_write_base
+				  : rto_stream_put_fits(f, data, len, nl)) {
+		if (fd != RTO_ASYNC_FLUSH) /* an fflush with nothing to write does nothing */
+			rto_stream_put_append(f, data, len, nl);
+		rto_stats_async(fn); /* answered at once, as a queued one */
+		rto_trace_async(fn, (uint32_t)(len + (nl != 0))); /* trace.c */
+	} else if ((ret = queue_entry(fn, r, fd, f, data, len, nl)) == PUT_DONE) {
+		rto_stream_put_close(f);
+	}
+	rto_stream_put_end(f);
+	return ret;
 }
 
 /*
@@ -816,27 +904,15 @@ int rto_async_put(struct rto_fn *fn, int fd, FILE *f, const void *data, size_t l
 
 	if (a)
 		return a;
-	uint64_t skip, need = entry_size((uint32_t)(len + (nl != 0)));
-	if (len + 1 > UINT32_MAX / 2 || need > r->cap / 2) /* too big for the ring */
-		return in_order_sync();
-	if (!reserve(r, need, &skip)) {
-		rto_stats_async_full();
-		rto_trace_async_full(); /* trace.c */
-		if (rto_async_full_sync())
-			return in_order_sync();
-		arm(r);
-		while (!reserve(r, need, &skip)) /* ends: the helper frees the ring */
-			rto_call(&rto_fn_async_drain, NULL, -1, NULL, 0);
+	for (;;) {
+		int w = f ? stream_put(fn, r, f, data, len, nl, fd)
+			  : queue_entry(fn, r, fd, NULL, data, len, nl);
+		if (w == PUT_DONE)
+			return 0;
+		if (w == PUT_SYNC || !room_after_full(r, entry_size((uint32_t)(len + (nl != 0)))))
+			return in_order_sync(); /* too big for the ring, or async_full=sync */
 	}
-	struct entry *e = entry_at(r, skip);
-	memcpy(e + 1, data, len);
-	if (nl)
-		((char *)(e + 1))[len] = '\n';
-	publish(fn, r, e, skip, (uint32_t)(len + (nl != 0)), fd, f);
-	return 0;
 }
-
-#define LINE_MAX_ASYNC 1024 /* a printf longer than this is no log line: synchronous */
 
 static int format(char *out, int flag, const char *fmt, va_list ap)
 {
@@ -844,35 +920,23 @@ static int format(char *out, int flag, const char *fmt, va_list ap)
 }
 
 /*
- * The printf family: formatted straight into the ring when it has room
- * for the longest line without waiting (no copy: issue 30 wants an async
- * fprintf within ~150 ns of a buffered one); otherwise on the stack, then
- * queued as any write (which waits for room, or goes synchronous).  Not
- * a format whose conversions may leave memory (%m, %ls: vformat.h): the
- * call is made synchronously, and a helper formats it.
+ * The printf family: formatted on the stack, then written as any write to
+ * the stream (into its buffer on the caller, or queued).  Not a format
+ * whose conversions may leave memory (%m, %ls: vformat.h), nor a line
+ * longer than a log line: the call is made synchronously, and a helper
+ * formats it.
  */
 int rto_async_vprintf(struct rto_fn *fn, FILE *f, int flag, const char *fmt, va_list ap, int *ret)
 {
-	struct ring *r = my_ring;
-	uint64_t skip;
 	int a = admit(-1, f);
 
 	if (a)
 		return a;
 	if (!rto_vformat_in_memory(fmt)) /* %m, %ls: formatted by a helper, synchronously */
 		return in_order_sync();
-	if (reserve(r, entry_size(LINE_MAX_ASYNC), &skip)) {
-		struct entry *e = entry_at(r, skip); /* unpublished until publish() */
-		int n = format((char *)(e + 1), flag, fmt, ap);
-		if (n < 0 || n >= LINE_MAX_ASYNC) /* longer than a log line: synchronously */
-			return in_order_sync();
-		*ret = n;
-		publish(fn, r, e, skip, (uint32_t)n, -1, f);
-		return 0;
-	}
 	char line[LINE_MAX_ASYNC];
 	int n = format(line, flag, fmt, ap);
-	if (n < 0 || n >= LINE_MAX_ASYNC)
+	if (n < 0 || n >= LINE_MAX_ASYNC) /* longer than a log line: synchronously */
 		return in_order_sync();
 	*ret = n;
 	return rto_async_put(fn, -1, f, line, (size_t)n, 0);
@@ -1022,6 +1086,7 @@ static void child_after_fork(void)
 			RTO_REQ_DONE; /* no helper runs them here */
 	}
 	written_seq = next_seq;
+	stream_entries = 0; /* the parent's, which it writes */
 	stalled = 0;
 	ticking = 0; /* no helper here looks */
 	look_seen = next_seq;

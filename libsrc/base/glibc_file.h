@@ -10,8 +10,9 @@
 #ifndef RTO_GLIBC_FILE_H
 #define RTO_GLIBC_FILE_H
 
-#define RTO_IO_UNBUFFERED 0x0002 /* _IO_UNBUFFERED: setvbuf(_IONBF), stderr */
-#define RTO_IO_NO_WRITES  0x0008 /* _IO_NO_WRITES: opened for reading only */
-#define RTO_IO_LINE_BUF	  0x0200 /* _IO_LINE_BUF: setvbuf(_IOLBF), a terminal */
+#define RTO_IO_UNBUFFERED	 0x0002 /* _IO_UNBUFFERED: setvbuf(_IONBF), stderr */
+#define RTO_IO_NO_WRITES	 0x0008 /* _IO_NO_WRITES: opened for reading only */
+#define RTO_IO_LINE_BUF		 0x0200 /* _IO_LINE_BUF: setvbuf(_IOLBF), a terminal */
+#define RTO_IO_CURRENTLY_PUTTING 0x0800 /* _IO_CURRENTLY_PUTTING: in writing mode */
 
 #endif /* RTO_GLIBC_FILE_H */

@@ -120,6 +120,13 @@
  *     descriptor.  Prints trapped: pread=P moved=M (the bytes read back,
  *     and trapped.moved's).
  *
+ *   async_fpurge DIR
+ *     Run with workers=1.  Main opens DIR/fpurge.file line-buffered and
+ *     holds the only helper; a marked thread writes "hello" to it and
+ *     fflush()es (both queued); then main calls __fpurge() on it.  Prints
+ *     fpurge: after=A final=F (the file's size after __fpurge, and at the
+ *     end).
+ *
  *   async_unlocked DIR
  *     A marked thread writes 100 lines "nameI" to DIR/unlocked.file as
  *     ls does: the name with fputs_unlocked or fwrite_unlocked, the
@@ -148,6 +155,7 @@
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -1358,6 +1366,43 @@ int sc_async_unlocked(int argc, char **argv)
 		fail("usage: async_unlocked DIR");
 	path_join(path, argv[0], "unlocked.file");
 	on_thread("ls", 1, unlocked_lines, path);
+	return 0;
+}
+
+/* ---- async_fpurge -------------------------------------------------------------------------- */
+
+struct fpurge {
+	FILE *f;
+};
+
+/* Queued, both: the stream has never been written, and the helper is held. */
+static void fpurge_queue(void *arg)
+{
+	struct fpurge *p = arg;
+
+	fputs("hello", p->f);
+	fflush(p->f);
+}
+
+int sc_async_fpurge(int argc, char **argv)
+{
+	struct blocker blk;
+	struct fpurge p;
+	char path[PATH_MAX];
+
+	if (argc < 1)
+		fail("usage: async_fpurge DIR");
+	path_join(path, argv[0], "fpurge.file");
+	p.f = fopen(path, "w");
+	if (!p.f || setvbuf(p.f, NULL, _IOLBF, 0) != 0) /* as bash's stdout */
+		fail("fopen fpurge.file");
+	hold_helper(&blk);
+	on_thread("sh", 1, fpurge_queue, &p);
+	__fpurge(p.f); /* bash's "fflush (stdout); fpurge (stdout);" before a dup2 */
+	long after = file_size(path);
+	release_helper(&blk);
+	fclose(p.f);
+	say("fpurge: after=%ld final=%ld", after, file_size(path));
 	return 0;
 }
 

@@ -114,6 +114,7 @@ int sc_async_fd_readback(int argc, char **argv);
 int sc_async_kernel_file(int argc, char **argv);
 int sc_async_trapped(int argc, char **argv);
 int sc_async_unlocked(int argc, char **argv);
+int sc_async_fpurge(int argc, char **argv);
 int sc_async_exit(int argc, char **argv);
 int sc_vmlck(int argc, char **argv);
 int sc_faults(int argc, char **argv);

@@ -44,6 +44,7 @@ static const struct scenario scenarios[] = {
 	{"async_kernel_file", sc_async_kernel_file},
 	{"async_trapped", sc_async_trapped},
 	{"async_unlocked", sc_async_unlocked},
+	{"async_fpurge", sc_async_fpurge},
 	{"async_exit", sc_async_exit},
 	{"vmlck", sc_vmlck},
 	{"faults", sc_faults},

@@ -3,12 +3,16 @@
 #
 # The legacy acceptance suite: widely used Debian programs run once plainly
 # and once under librtoffload with mark=all (every wrapped call of every
-# thread is offloaded to the helpers).  Their stdout, stderr, exit status
-# and the files they leave must be identical byte for byte, and the
-# stats_file JSONs must show that calls really were offloaded.
+# thread is offloaded to the helpers), and once more with their stdio and
+# write() calls queued too (mark=all:policy=stdio:async, docs/async.md).
+# Their stdout, stderr, exit status and the files they leave must be
+# identical byte for byte, and the stats_file JSONs must show that calls
+# really were offloaded, and writes queued.
 #
 # usage: run_legacy.sh [LIBRARY]      (or RTOFFLOAD_LIB=LIBRARY)
 #        LEGACY_CASES="tar git"       run only these cases
+#        LEGACY_MODES="rto rto-async" the runs compared with the plain one
+#                                     (rto only under a sanitizer runtime)
 #        LEGACY_KEEP=1                keep the work directory
 #
 # Prints "PASS name", "FAIL name: reason" or "SKIP name: reason" per
@@ -51,6 +55,22 @@ if [ -n "$first" ]; then
 else
 	lib_preload=$lib
 fi
+# rto: mark=all; rto-async: mark=all with the writes queued (docs/async.md).
+if [ "$sanitizer" = 1 ]; then
+	modes=${LEGACY_MODES:-rto}
+else
+	modes=${LEGACY_MODES:-rto rto-async}
+fi
+for mode in $modes; do
+	case $mode in
+	rto | rto-async) ;;
+	*)
+		echo "run_legacy.sh: LEGACY_MODES: no mode '$mode' (rto, rto-async)" >&2
+		exit 2
+		;;
+	esac
+done
+queued_total=0 # writes the rto-async runs queued: none would make their comparison empty
 
 # The same conditions for both runs: Debian's programs, C locale, UTC, a
 # fresh HOME, no stray options, no system or global git configuration.
@@ -169,7 +189,8 @@ snap() {
 RUN="$W/run"
 
 # run_case NAME [stats.py options...]: case_NAME runs in a fresh $RUN,
-# plainly then preloaded; outputs compared, then the preloaded run's stats.
+# plainly then preloaded in each mode; outputs compared, then the rto run's
+# stats (the options) and the rto-async run's (its files, its queued writes).
 run_case() {
 	local name=$1
 	shift
@@ -186,20 +207,23 @@ run_case() {
 		failed=$((failed + 1))
 		return 0
 	fi
-	for mode in plain rto; do
+	for mode in plain $modes; do
 		OUT="$base/$mode"
-		STATS="$W/stats/$name"
+		STATS="$W/stats/$name/$mode"
 		mkdir -p "$OUT" "$STATS"
-		chmod 777 "$STATS" # the setuid case writes here as nobody
+		chmod 777 "$W/stats/$name" "$STATS" # the setuid case writes here as nobody
 		: >>"$STATS/reports" && chmod 666 "$STATS/reports" # report_path=, as nobody too
-		if [ "$mode" = plain ]; then
-			PRELOAD=()
-		else
-			# Reports to a file: stall lines (stall_us) come with the machine's
-			# load, and stderr is compared byte for byte.
+		# Reports to a file: stall lines (stall_us) come with the machine's
+		# load, and stderr is compared byte for byte.
+		local opts="mark=all:stats_file=$STATS/%p.json:report_path=$STATS/reports"
+		case $mode in
+		plain) PRELOAD=() ;;
+		rto) PRELOAD=("LD_PRELOAD=$lib_preload${LD_PRELOAD:+ $LD_PRELOAD}" "RTOFFLOAD_OPTIONS=$opts") ;;
+		rto-async)
 			PRELOAD=("LD_PRELOAD=$lib_preload${LD_PRELOAD:+ $LD_PRELOAD}"
-				"RTOFFLOAD_OPTIONS=mark=all:stats_file=$STATS/%p.json:report_path=$STATS/reports")
-		fi
+				"RTOFFLOAD_OPTIONS=$opts:policy=stdio:async")
+			;;
+		esac
 		rm -rf "$RUN"
 		mkdir -p "$RUN"
 		rc=0
@@ -226,32 +250,27 @@ run_case() {
 	done
 
 	if [ -z "$reason" ]; then
-		local f timeouts="" differ=""
-		for f in "$base"/rto/*.rc; do
-			case $(cat "$f") in
-			124 | 137) timeouts+=" $(basename "$f" .rc)" ;;
-			esac
+		for mode in $modes; do
+			reason=$(compare_runs "$base" "$mode")
+			[ -n "$reason" ] && break
 		done
-		if ! diff -r "$base/plain" "$base/rto" >"$base/diff" 2>&1; then
-			differ=$( (diff -rq "$base/plain" "$base/rto" || true) |
-				sed -n 's|^Files .*/plain/\([^ ]*\) and .*|\1|p; s|^Only in .*/\([a-z]*\): \(.*\)|\2 (only \1)|p' |
-				tr '\n' ' ')
-			reason="differs: ${differ% }"
-		fi
-		[ -n "$timeouts" ] && reason="timed out:${timeouts}${reason:+; $reason}"
-		if [ -n "$reason" ]; then
-			note "--- $name: plain vs preloaded (first 40 lines of diff -r)"
-			sed -n '1,40p' "$base/diff" >&2
-		fi
 	fi
 
-	local summary=""
-	if [ -z "$reason" ]; then
-		if ! summary=$(python3 "$here/stats.py" "$STATS" "$@" 2>&1); then
-			reason="stats: $(printf '%s\n' "$summary" | tail -n 1)"
+	local summary="" line
+	for mode in $modes; do
+		[ -n "$reason" ] && break
+		# rto: the case's checks; rto-async: its files, and what it queued.
+		if [ "$mode" = rto ]; then
+			line=$(python3 "$here/stats.py" "$W/stats/$name/rto" "$@" 2>&1) ||
+				reason="stats: $(printf '%s\n' "$line" | tail -n 1)"
+		else
+			line=$(python3 "$here/stats.py" "$W/stats/$name/$mode" $(files_options "$@") 2>&1) ||
+				reason="$mode stats: $(printf '%s\n' "$line" | tail -n 1)"
+			local q=$(printf '%s\n' "$line" | sed -n '1s/.* queued=\([0-9]*\).*/\1/p')
+			queued_total=$((queued_total + ${q:-0}))
 		fi
-		summary=$(printf '%s\n' "$summary" | head -n 1)
-	fi
+		summary+="${summary:+; }$mode: $(printf '%s\n' "$line" | head -n 1)"
+	done
 
 	local ms=$((($(date +%s%N) - t0) / 1000000))
 	if [ -z "$reason" ]; then
@@ -262,6 +281,39 @@ run_case() {
 		echo "FAIL $name: $reason"
 		failed=$((failed + 1))
 	fi
+}
+
+# compare_runs BASE MODE: why BASE/MODE differs from BASE/plain (empty if not).
+compare_runs() {
+	local base=$1 mode=$2 f timeouts="" differ="" reason=""
+	for f in "$base/$mode"/*.rc; do
+		case $(cat "$f") in
+		124 | 137) timeouts+=" $(basename "$f" .rc)" ;;
+		esac
+	done
+	if ! diff -r "$base/plain" "$base/$mode" >"$base/$mode.diff" 2>&1; then
+		differ=$( (diff -rq "$base/plain" "$base/$mode" || true) |
+			sed -n 's|^Files .*/plain/\([^ ]*\) and .*|\1|p; s|^Only in .*/\([a-z-]*\): \(.*\)|\2 (only \1)|p' |
+			tr '\n' ' ')
+		reason="differs: ${differ% }"
+	fi
+	[ -n "$timeouts" ] && reason="timed out:${timeouts}${reason:+; $reason}"
+	if [ -n "$reason" ]; then
+		note "--- $(basename "$base"): plain vs $mode (first 40 lines of diff -r)"
+		sed -n '1,40p' "$base/$mode.diff" >&2
+		echo "$mode $reason"
+	fi
+}
+
+# The case's stats.py options that count processes (--files, --min-files):
+# the rest name offloaded calls, which rto-async may queue instead.
+files_options() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--files | --min-files) printf '%s\n%s\n' "$1" "$2" ;;
+		esac
+		shift
+	done
 }
 
 # A case calls this in its plain run when the machine cannot run it.
@@ -628,7 +680,7 @@ case_setuid() {
 	fi
 	# The checks on top of "same output": library present in the control
 	# only when preloaded, absent in the setuid process in both runs.
-	if [ "$1" = rto ]; then
+	if [ "$1" != plain ]; then
 		grep -q '^library=present$' "$OUT/control.out" || echo "control run does not see the library" >"$OUT/verdict"
 	else
 		grep -q '^library=absent$' "$OUT/control.out" || echo "plain control sees a library" >"$OUT/verdict"
@@ -731,6 +783,11 @@ run setuid --min-files 1 --require 'fsync' --require 'fprintf|__fprintf_chk|vfpr
 run env-i --files 1 --require 'fsync'
 run cpython-fork --min-offloaded 100 --require 'openat|open|open64'
 
+# The rto-async runs compared something only if some write was queued.
+if [[ " $modes " == *" rto-async "* ]] && [ "$queued_total" -eq 0 ] && [ "$passed" -gt 0 ]; then
+	echo "FAIL rto-async: no case queued a write (policy=stdio:async had no effect)"
+	failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
 [ "$skipped" -eq 0 ] || exit 77

@@ -25,7 +25,7 @@ def main():
     args = ap.parse_args()
 
     paths = sorted(glob.glob(os.path.join(args.dir, "*.json")))
-    offloaded = local = denied = 0
+    offloaded = local = denied = queued = 0
     per_call = {}
     for p in paths:
         try:
@@ -35,6 +35,7 @@ def main():
             offloaded += int(t["offloaded"])
             local += int(t["local"])
             denied += int(t["denied"])
+            queued += int(t.get("async", 0))
             for c in d["calls"]:
                 per_call[c["name"]] = per_call.get(c["name"], 0) + int(c["offloaded"])
         except (OSError, ValueError, KeyError, TypeError) as e:
@@ -45,6 +46,7 @@ def main():
     chk = sorted(n for n in used if n.startswith("__"))
     top = " ".join(f"{n}={per_call[n]}" for n in used[:12])
     print(f"processes={len(paths)} offloaded={offloaded} local={local} denied={denied}"
+          + (f" queued={queued}" if queued else "")
           + (f" fortified={','.join(chk)}" if chk else "") + (f" top: {top}" if top else ""))
 
     if args.files is not None and len(paths) != args.files:

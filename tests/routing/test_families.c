@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -1167,6 +1168,8 @@ CASE(fputc_unlocked_ok) { INT(p_fputc_unlocked('U', x->fw)); }
 CASE(putc_unlocked_ok) { INT(p_putc_unlocked('V', x->fwo)); }
 CASE(putchar_unlocked_ok) { INT(p_putchar_unlocked('W')); }
 CASE(fflush_unlocked_ok) { INT(p_fflush_unlocked(x->fw)); }
+/* What the buffer held is dropped: none of it pending, nothing written. */
+CASE(__fpurge_drops) { __fpurge(x->fw); INT(__fpending(x->fw)); }
 /* clang-format on */
 
 static const struct fcase stdio_cases[] = {
@@ -1240,6 +1243,8 @@ static const struct fcase stdio_cases[] = {
 	OK(putc_unlocked_ok),
 	ENTRY(putchar_unlocked_ok, .local = 1), /* the same */
 	OKP(fflush_unlocked_ok, prep_fw_pending, NULL),
+	/* rtsafe: on the caller */
+	ENTRY(__fpurge_drops, .local = 1, .prep = prep_fw_pending),
 };
 
 Test(families, stdio, .timeout = TEST_TIMEOUT)
