@@ -127,10 +127,11 @@
  *     fpurge: after=A final=F (the file's size after __fpurge, and at the
  *     end).
  *
- *   async_unlocked DIR
- *     A marked thread writes 100 lines "nameI" to DIR/unlocked.file as
- *     ls does: the name with fputs_unlocked or fwrite_unlocked, the
- *     newline with glibc's inline putc_unlocked (its body, no call).
+ *   async_unlocked DIR [locked]
+ *     A marked thread writes 1000 lines "nameI" to DIR/unlocked.file as
+ *     ls does: the name with fputs_unlocked or fwrite_unlocked (locked:
+ *     fputs or fprintf, as id does), the newline with glibc's inline
+ *     putc_unlocked (its body, no call).
  *
  *   async_fd_readback DIR
  *     A marked thread writes four bytes at a time to DIR/fdback.file
@@ -1338,17 +1339,26 @@ int sc_async_trapped(int argc, char **argv)
 
 /* ---- async_unlocked ------------------------------------------------------------------------ */
 
-static void unlocked_lines(void *arg)
+struct macro_lines {
+	char path[PATH_MAX];
+	int locked;
+};
+
+static void macro_lines(void *arg)
 {
-	const char *path = arg;
-	FILE *f = fopen(path, "w");
+	struct macro_lines *m = arg;
+	FILE *f = fopen(m->path, "w");
 	char name[32];
 
 	if (!f)
 		fail("fopen unlocked.file");
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "name%d", i);
-		if (i % 2)
+		if (m->locked && i % 2)
+			fputs(name, f);
+		else if (m->locked)
+			fprintf(f, "name%d", i);
+		else if (i % 2)
 			fputs_unlocked(name, f);
 		else
 			fwrite_unlocked(name, 1, strlen(name), f);
@@ -1360,12 +1370,12 @@ static void unlocked_lines(void *arg)
 
 int sc_async_unlocked(int argc, char **argv)
 {
-	char path[PATH_MAX];
+	struct macro_lines m = {.locked = argc > 1 && !strcmp(argv[1], "locked")};
 
 	if (argc < 1)
-		fail("usage: async_unlocked DIR");
-	path_join(path, argv[0], "unlocked.file");
-	on_thread("ls", 1, unlocked_lines, path);
+		fail("usage: async_unlocked DIR [locked]");
+	path_join(m.path, argv[0], "unlocked.file");
+	on_thread("ls", 1, macro_lines, &m);
 	return 0;
 }
 
