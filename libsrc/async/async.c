@@ -877,8 +877,14 @@ static int queue_entry(struct rto_fn *fn, struct ring *r, int fd, FILE *f, const
 static int stream_put(struct rto_fn *fn, struct ring *r, FILE *f, const void *data, size_t len,
 		      int nl, int fd)
 {
-	if (CMM_LOAD_SHARED(stream_entries) || rto_stream_put_begin(f) != RTO_STREAM_OURS)
+	if (CMM_LOAD_SHARED(stream_entries))
 		return queue_entry(fn, r, fd, f, data, len, nl);
+	/* The library's own work: funlockfile's FUTEX_WAKE is not trapped as the program's. */
+	unsigned char sel = rto_backstop_enter();
+	if (rto_stream_put_begin(f) != RTO_STREAM_OURS) {
+		rto_backstop_leave(sel);
+		return queue_entry(fn, r, fd, f, data, len, nl);
+	}
 	int ret = PUT_DONE;
 	if (fd == RTO_ASYNC_FLUSH ? f->_IO_write_ptr == f->_IO_write_base
 				  : rto_stream_put_fits(f, data, len, nl)) {
@@ -890,6 +896,7 @@ static int stream_put(struct rto_fn *fn, struct ring *r, FILE *f, const void *da
 		rto_stream_put_close(f);
 	}
 	rto_stream_put_end(f);
+	rto_backstop_leave(sel);
 	return ret;
 }
 
