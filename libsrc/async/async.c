@@ -886,8 +886,14 @@ static int stream_put(struct rto_fn *fn, struct ring *r, FILE *f, const void *da
 		return queue_entry(fn, r, fd, f, data, len, nl);
 	}
 	int ret = PUT_DONE;
-	if (fd == RTO_ASYNC_FLUSH ? f->_IO_write_ptr == f->_IO_write_base
-				  : rto_stream_put_fits(f, data, len, nl)) {
+	/*
+	 * stream_entries asked again under f's lock, under which another
+	 * thread may have queued for f meanwhile: a line-buffered stream's
+	 * buffer is never closed, and our copy would go ahead of that line.
+	 */
+	if (!CMM_LOAD_SHARED(stream_entries) &&
+	    (fd == RTO_ASYNC_FLUSH ? f->_IO_write_ptr == f->_IO_write_base
+				   : rto_stream_put_fits(f, data, len, nl))) {
 		if (fd != RTO_ASYNC_FLUSH) /* an fflush with nothing to write does nothing */
 			rto_stream_put_append(f, data, len, nl);
 		rto_stats_async(fn); /* answered at once, as a queued one */
