@@ -69,6 +69,13 @@ static int ready(const FILE *f)
 
 int rto_stream_put_begin(FILE *f)
 {
+	/*
+	 * glibc orders the stream's fields and its buffer by the stream's
+	 * lock, a futex Helgrind does not see (stdio_buffer.c says the same):
+	 * a helper's fwrite under it and our copy under it, and the checks
+	 * here before it of what an fopen set (_fileno, _flags, _mode).
+	 */
+	RTO_HG_BENIGN_RACE(f, sizeof(*f));
 	if (f->_fileno < 0 || f->_mode > 0)
 		return RTO_STREAM_OTHER; /* a cookie's or memory stream, or wide */
 	if (f->_flags & RTO_IO_NO_WRITES)
@@ -79,6 +86,7 @@ int rto_stream_put_begin(FILE *f)
 		unlock(f);
 		return RTO_STREAM_UNREADY;
 	}
+	RTO_HG_BENIGN_RACE(f->_IO_buf_base, (size_t)(f->_IO_buf_end - f->_IO_buf_base));
 	return RTO_STREAM_OURS;
 }
 
